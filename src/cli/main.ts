@@ -1,0 +1,169 @@
+import { parseArgs } from 'node:util';
+import { buildCore, type Core, databaseLocation } from '../app.ts';
+import { type Config, ConfigError, loadConfig } from '../config/config.ts';
+import { serve } from '../main.ts';
+import { AppError } from '../shared/errors.ts';
+import { DataDirInUseError } from '../store/data-dir-lock.ts';
+import { openDatabase } from '../store/database.ts';
+import { migrateToLatest } from '../store/migrator.ts';
+import { parseDuration } from './duration.ts';
+
+const usage = `Usage: atelier <command> [options]
+
+Commands:
+  serve                                   the API (what npm start runs)
+  migrate                                 apply database migrations and exit
+  account create --alias A [--credits CATEGORY=N]... [--api-key-access] [--role user|admin]
+  account grant --account ID --category C --amount N
+  account status --account ID --status active|suspended|deleted
+  apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
+
+Operator commands print JSON. With the embedded database they need the server stopped.
+Configuration comes from the environment (see README "Configuration").`;
+
+/** Thrown for a command line that cannot be run; printed with the usage. */
+class UsageError extends Error {}
+
+const options = {
+  alias: { type: 'string' },
+  credits: { type: 'string', multiple: true },
+  'api-key-access': { type: 'boolean' },
+  role: { type: 'string' },
+  account: { type: 'string' },
+  category: { type: 'string' },
+  amount: { type: 'string' },
+  status: { type: 'string' },
+  name: { type: 'string' },
+  'expires-in': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<
+  typeof parseArgs<{ options: typeof options; allowPositionals: true }>
+>['values'];
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true });
+    const command = positionals.join(' ');
+    if (values.help || command === '' || command === 'help') {
+      console.log(usage);
+      return 0;
+    }
+    const config = loadConfig({ env: process.env, cwd: process.cwd() });
+    if (command === 'serve') {
+      await serve(config);
+      return 0;
+    }
+    if (command === 'migrate') {
+      printJson({ applied: await migrate(config) });
+      return 0;
+    }
+    const run = operatorCommands[command];
+    if (run === undefined) throw new UsageError(`Unknown command "${command}".`);
+    const core = await buildCore(config);
+    try {
+      printJson(await run(core, values));
+    } finally {
+      await core.close();
+    }
+    return 0;
+  } catch (error) {
+    return report(error);
+  }
+}
+
+const operatorCommands: Record<string, (core: Core, values: Values) => Promise<unknown>> = {
+  'account create': (core, v) =>
+    core.services.accounts.create({
+      alias: required(v.alias, '--alias'),
+      role: oneOf(v.role ?? 'user', ['user', 'admin'] as const, '--role'),
+      apiKeyAccess: v['api-key-access'] ?? false,
+      credits: parseCredits(v.credits ?? []),
+    }),
+  'account grant': (core, v) =>
+    core.services.accounts.grant({
+      accountId: required(v.account, '--account'),
+      category: required(v.category, '--category'),
+      amount: wholeNumber(required(v.amount, '--amount'), '--amount'),
+    }),
+  'account status': (core, v) =>
+    core.services.accounts.setStatus(
+      required(v.account, '--account'),
+      oneOf(
+        required(v.status, '--status'),
+        ['active', 'suspended', 'deleted'] as const,
+        '--status',
+      ),
+    ),
+  'apikey create': async (core, v) => {
+    const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);
+    if (expiresIn === null && v['expires-in'] !== undefined) {
+      throw new UsageError('--expires-in takes a duration such as 30m, 12h or 90d.');
+    }
+    return core.services.apiKeys.issue(required(v.account, '--account'), {
+      name: v.name ?? 'cli',
+      expiresAt: expiresIn === null ? null : new Date(Date.now() + expiresIn),
+    });
+  },
+};
+
+async function migrate(config: Config): Promise<string[]> {
+  const database = await openDatabase(databaseLocation(config));
+  try {
+    return await migrateToLatest(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required.`);
+  return value;
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`${flag} must be one of ${allowed.join(', ')}.`);
+  }
+  return value as T;
+}
+
+function wholeNumber(value: string, flag: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number.`);
+  return Number(value);
+}
+
+function parseCredits(entries: readonly string[]): Record<string, number> {
+  const credits: Record<string, number> = {};
+  for (const entry of entries) {
+    const match = /^([^=]+)=(\d+)$/.exec(entry);
+    if (match?.[1] === undefined)
+      throw new UsageError(`--credits takes CATEGORY=N, got "${entry}".`);
+    credits[match[1]] = Number(match[2]);
+  }
+  return credits;
+}
+
+function printJson(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}
+
+function report(error: unknown): number {
+  if (error instanceof AppError) {
+    console.error(
+      JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }),
+    );
+  } else if (
+    error instanceof UsageError ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  ) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    return 2;
+  } else if (error instanceof ConfigError || error instanceof DataDirInUseError) {
+    console.error(error.message);
+  } else {
+    console.error(error);
+  }
+  return 1;
+}

@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Configuration is read once, at start, from the environment and an optional JSON file
+ * (`CONFIG_FILE`, keys spelled like the variables; the environment wins). The result is
+ * validated, typed and frozen; nothing else in the code reads `process.env`.
+ */
+export interface Config {
+  /** TCP port of the HTTP server. */
+  readonly port: number;
+  /** Interface to bind; loopback by default so a laptop install is not exposed. */
+  readonly host: string;
+  /** The origin clients use to reach this server, without a trailing slash. */
+  readonly publicUrl: string;
+  /** Absolute path of the data directory (embedded database, media, keys). */
+  readonly dataDir: string;
+  /** `postgres://…` to use PostgreSQL; absent for the embedded PGlite database. */
+  readonly databaseUrl: string | undefined;
+  readonly logLevel: LogLevel;
+  /** Unsafe development defaults in force, said loudly at start. */
+  readonly warnings: readonly string[];
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** An invalid configuration: every problem, not just the first. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+const fromString = (value: unknown) => (typeof value === 'number' ? String(value) : value);
+
+const schema = z.object({
+  PORT: z.preprocess(
+    fromString,
+    z
+      .string()
+      .regex(/^\d+$/, 'expected a whole number from 1 to 65535')
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= 65_535, 'expected a whole number from 1 to 65535'),
+  ),
+  HOST: z.string().min(1, 'must not be empty'),
+  PUBLIC_URL: z
+    .string()
+    .refine(isHttpOrigin, 'expected an http(s) URL such as https://atelier.example.com')
+    .transform((url) => url.replace(/\/+$/, '')),
+  DATA_DIR: z.string().min(1, 'must not be empty'),
+  DATABASE_URL: z
+    .string()
+    .refine((url) => /^postgres(ql)?:\/\//.test(url), 'expected a postgres:// URL')
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+});
+
+const defaults = {
+  PORT: '8080',
+  HOST: '127.0.0.1',
+  DATA_DIR: './data',
+  LOG_LEVEL: 'info',
+} as const;
+
+export interface ConfigSources {
+  env: Readonly<Record<string, string | undefined>>;
+  /** Directory that relative paths (DATA_DIR, CONFIG_FILE) are resolved against. */
+  cwd: string;
+}
+
+/** Reads, validates and freezes the configuration; throws {@link ConfigError} listing all problems. */
+export function loadConfig({ env, cwd }: ConfigSources): Config {
+  const problems: string[] = [];
+  const file = readConfigFile(env.CONFIG_FILE, cwd, problems);
+  const raw: Record<string, unknown> = { ...defaults };
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key] !== undefined && env[key] !== '' ? env[key] : file[key];
+    if (value !== undefined) raw[key] = value;
+  }
+  // The default public URL follows the port, so `PORT=9000 npm start` prints working URLs.
+  raw.PUBLIC_URL ??= `http://localhost:${String(raw.PORT)}`;
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join('.');
+      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(raw[key])})`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+
+  const values = parsed.data;
+  const config: Config = {
+    port: values.PORT,
+    host: values.HOST,
+    publicUrl: values.PUBLIC_URL,
+    dataDir: path.resolve(cwd, values.DATA_DIR),
+    databaseUrl: values.DATABASE_URL,
+    logLevel: values.LOG_LEVEL,
+    warnings: [],
+  };
+  return Object.freeze({ ...config, warnings: Object.freeze(unsafeDefaults(config)) });
+}
+
+function readConfigFile(
+  file: string | undefined,
+  cwd: string,
+  problems: string[],
+): Record<string, unknown> {
+  if (file === undefined || file === '') return {};
+  try {
+    const content: unknown = JSON.parse(readFileSync(path.resolve(cwd, file), 'utf8'));
+    if (typeof content === 'object' && content !== null && !Array.isArray(content)) {
+      return content as Record<string, unknown>;
+    }
+    problems.push(`CONFIG_FILE: ${file} must hold a JSON object`);
+  } catch (error) {
+    problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
+  }
+  return {};
+}
+
+function isHttpOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '';
+  } catch {
+    return false;
+  }
+}
+
+const loopbackHosts = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function unsafeDefaults(config: Config): string[] {
+  const warnings: string[] = [];
+  const exposed = !loopbackHosts.has(config.host);
+  if (exposed && config.publicUrl.startsWith('http:')) {
+    warnings.push(
+      `HOST=${config.host} exposes the server but PUBLIC_URL is plain http: put it behind TLS and set an https PUBLIC_URL.`,
+    );
+  }
+  if (exposed && config.databaseUrl === undefined) {
+    warnings.push(
+      'The embedded database (PGlite) is for one process on one machine; set DATABASE_URL for a deployment.',
+    );
+  }
+  return warnings;
+}

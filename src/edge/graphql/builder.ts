@@ -1,0 +1,26 @@
+import SchemaBuilder from '@pothos/core';
+import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
+import type { GraphqlContext } from './context.ts';
+
+export interface SchemaTypes {
+  Context: GraphqlContext;
+  Scalars: {
+    ID: { Input: string; Output: string };
+    DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}
+
+export type Builder = PothosSchemaTypes.SchemaBuilder<
+  PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>
+>;
+
+/** A fresh builder with the contract's scalars and root types; each schema/ area adds to it. */
+export function createBuilder(): Builder {
+  const builder = new SchemaBuilder<SchemaTypes>({});
+  builder.addScalarType('DateTime', DateTimeResolver);
+  builder.addScalarType('JSON', JSONResolver);
+  builder.queryType({});
+  builder.mutationType({});
+  return builder;
+}

@@ -1,0 +1,60 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
+
+/**
+ * Maps errors to the wire: an AppError keeps its code and details; a problem with the request
+ * itself (syntax, validation, variables, a missing operationName) is 120001; anything else is
+ * a 190000 whose detail stays in the log under the request id (STYLE habit 6).
+ */
+export function toGraphqlError(
+  error: GraphQLError,
+  requestId: string,
+  log: FastifyBaseLogger,
+): GraphQLFormattedError {
+  const original = error.originalError;
+  const base = {
+    message: error.message,
+    ...(error.locations === undefined ? {} : { locations: error.locations }),
+    ...(error.path === undefined ? {} : { path: error.path }),
+  };
+  if (original instanceof AppError) {
+    return {
+      ...base,
+      message: original.message,
+      extensions: appErrorExtensions(original, requestId),
+    };
+  }
+  if (error.path === undefined) {
+    return {
+      ...base,
+      extensions: { code: ErrorCode.InvalidInput, retryable: false, requestId },
+    };
+  }
+  log.error({ err: original ?? error, requestId, path: error.path }, 'unhandled error in resolver');
+  return {
+    ...base,
+    message: `Internal error; the request id ${requestId} identifies it in the server log.`,
+    extensions: { code: ErrorCode.Internal, retryable: true, requestId },
+  };
+}
+
+export function appErrorExtensions(error: AppError, requestId: string): Record<string, unknown> {
+  return { ...error.details, code: error.code, retryable: error.retryable, requestId };
+}
+
+/** The body of an error answered before execution (e.g. HTTP 401 for an invalid API key). */
+export function errorBody(error: AppError, requestId: string) {
+  return {
+    data: null,
+    errors: [{ message: error.message, extensions: appErrorExtensions(error, requestId) }],
+  };
+}
+
+/** Mercurius wraps validation failures in one error holding the list; unwrap them. */
+export function flattenErrors(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.flatMap((error) => {
+    const inner = (error.originalError as { errors?: unknown } | undefined)?.errors;
+    return Array.isArray(inner) ? (inner as GraphQLError[]) : [error];
+  });
+}

@@ -1,0 +1,12 @@
+import type { GraphqlAuthenticator } from '../auth/authenticate.ts';
+import type { AccountService } from '../services/account.service.ts';
+import type { ApiKeyService } from '../services/api-key.service.ts';
+
+/** The use cases the edges may call; built once by the composition root (app.ts). */
+export interface Services {
+  readonly graphqlAuth: GraphqlAuthenticator;
+  readonly accounts: AccountService;
+  readonly apiKeys: ApiKeyService;
+  /** True when the database answers and every migration is applied (`/readyz`). */
+  ready(): Promise<boolean>;
+}

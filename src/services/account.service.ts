@@ -1,0 +1,165 @@
+import type { AccountRole, AccountStatus, Actor } from '../domain/actor.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import {
+  findAccount,
+  findAccountByAlias,
+  insertAccount,
+  updateAccountStatus,
+} from '../store/account.store.ts';
+import { changeBalance, listBalances } from '../store/credit.store.ts';
+import type { Db } from '../store/database.ts';
+
+export interface CreditBalance {
+  category: string;
+  amount: number;
+}
+
+/** The account as its owner sees it (`getUserByPrivateId`). */
+export interface UserProfile {
+  id: string;
+  alias: string;
+  status: AccountStatus;
+  role: AccountRole;
+  apiKeyAccess: boolean;
+  creditBalances: CreditBalance[];
+  createdAt: Date;
+}
+
+export interface CreateAccountInput {
+  alias: string;
+  role?: AccountRole;
+  apiKeyAccess?: boolean;
+  /** Opening balances by category. */
+  credits?: Readonly<Record<string, number>>;
+}
+
+export interface GrantInput {
+  accountId: string;
+  category: string;
+  amount: number;
+  reference?: string;
+}
+
+const maxGrant = 1_000_000_000;
+
+/** Accounts and their credit balances: the owner's view and the operator's commands. */
+export class AccountService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+
+  constructor(deps: { db: Db; clock: Clock }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+  }
+
+  async getProfile(actor: Actor): Promise<UserProfile> {
+    const profile = await this.#profile(actor.accountId);
+    if (profile === undefined)
+      throw new AppError(ErrorCode.NotFound, 'The account no longer exists.');
+    return profile;
+  }
+
+  /** Operator: opens an account with optional opening balances, in one transaction. */
+  async create(input: CreateAccountInput): Promise<UserProfile> {
+    const problems = [...aliasProblems(input.alias)];
+    for (const [category, amount] of Object.entries(input.credits ?? {})) {
+      problems.push(...grantProblems(category, amount));
+    }
+    if (problems.length > 0) throw invalidInput(problems);
+    const id = newId('acc');
+    await this.#db.transaction().execute(async (trx) => {
+      if ((await findAccountByAlias(trx, input.alias)) !== undefined) {
+        throw invalidInput([{ field: 'alias', message: `"${input.alias}" is taken` }]);
+      }
+      await insertAccount(trx, {
+        id,
+        alias: input.alias,
+        role: input.role ?? 'user',
+        apiKeyAccess: input.apiKeyAccess ?? false,
+      });
+      for (const [category, amount] of Object.entries(input.credits ?? {})) {
+        await changeBalance(trx, {
+          accountId: id,
+          category,
+          delta: amount,
+          reason: 'grant',
+          reference: 'account opening',
+        });
+      }
+    });
+    return this.#profileOrThrow(id);
+  }
+
+  /** Operator: adds credits of one category; returns the new balance. */
+  async grant(input: GrantInput): Promise<CreditBalance> {
+    const problems = grantProblems(input.category, input.amount);
+    if (problems.length > 0) throw invalidInput(problems);
+    const amount = await this.#db.transaction().execute(async (trx) => {
+      if ((await findAccount(trx, input.accountId)) === undefined) throw accountNotFound();
+      return changeBalance(trx, {
+        accountId: input.accountId,
+        category: input.category,
+        delta: input.amount,
+        reason: 'grant',
+        reference: input.reference ?? `operator grant ${this.#clock.now().toISOString()}`,
+      });
+    });
+    return { category: input.category, amount: amount ?? 0 };
+  }
+
+  /** Operator: suspends, deletes or reactivates an account. */
+  async setStatus(accountId: string, status: AccountStatus): Promise<UserProfile> {
+    const row = await updateAccountStatus(this.#db, accountId, status);
+    if (row === undefined) throw accountNotFound();
+    return this.#profileOrThrow(accountId);
+  }
+
+  async #profileOrThrow(accountId: string): Promise<UserProfile> {
+    const profile = await this.#profile(accountId);
+    if (profile === undefined) throw accountNotFound();
+    return profile;
+  }
+
+  async #profile(accountId: string): Promise<UserProfile | undefined> {
+    const [account, balances] = await Promise.all([
+      findAccount(this.#db, accountId),
+      listBalances(this.#db, accountId),
+    ]);
+    if (account === undefined) return undefined;
+    return {
+      id: account.id,
+      alias: account.alias,
+      status: account.status,
+      role: account.role,
+      apiKeyAccess: account.api_key_access,
+      creditBalances: balances,
+      createdAt: account.created_at,
+    };
+  }
+}
+
+function accountNotFound(): AppError {
+  return new AppError(ErrorCode.NotFound, 'No such account.');
+}
+
+function aliasProblems(alias: string): FieldProblem[] {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(alias)
+    ? []
+    : [{ field: 'alias', message: 'use 1 to 64 letters, digits, ".", "_" or "-"' }];
+}
+
+function grantProblems(category: string, amount: number): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(category)) {
+    problems.push({
+      field: 'category',
+      message: `"${category}" is not a category name (a-z, 0-9, _ -)`,
+    });
+  }
+  if (!Number.isInteger(amount) || amount <= 0 || amount > maxGrant) {
+    problems.push({ field: 'amount', message: `must be a whole number from 1 to ${maxGrant}` });
+  }
+  return problems;
+}

@@ -1,0 +1,113 @@
+import { generateApiKey } from '../auth/api-key.ts';
+import type { ApiKeyVerifier } from '../auth/api-key-verifier.ts';
+import type { Actor } from '../domain/actor.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { findAccount } from '../store/account.store.ts';
+import {
+  type ApiKeyMetadataRow,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from '../store/api-key.store.ts';
+import type { Db } from '../store/database.ts';
+
+/** Metadata of a key: what listings show. Never the secret, never its hash. */
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export interface CreatedApiKey {
+  apiKey: ApiKeyInfo;
+  /** The full key, returned this once. */
+  secret: string;
+}
+
+export interface CreateApiKeyInput {
+  name: string;
+  expiresAt?: Date | null | undefined;
+}
+
+/** API keys of an account: created with the secret shown once, listed as metadata, revoked. */
+export class ApiKeyService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #verifier: ApiKeyVerifier;
+
+  constructor(deps: { db: Db; clock: Clock; verifier: ApiKeyVerifier }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#verifier = deps.verifier;
+  }
+
+  create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    return this.issue(actor.accountId, input);
+  }
+
+  /** Issues a key for an account (the caller's own, or an operator's choice). */
+  async issue(accountId: string, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    const name = input.name.trim();
+    const problems = inputProblems(name, input.expiresAt ?? null, this.#clock.now());
+    if (problems.length > 0) throw invalidInput(problems);
+    const account = await findAccount(this.#db, accountId);
+    if (account === undefined) throw new AppError(ErrorCode.NotFound, 'No such account.');
+    if (!account.api_key_access) {
+      throw new AppError(ErrorCode.Forbidden, 'API-key access is not enabled for this account.');
+    }
+    const key = generateApiKey();
+    const row = await insertApiKey(this.#db, {
+      id: newId('key'),
+      accountId,
+      name,
+      prefix: key.prefix,
+      secretHash: key.secretHash,
+      expiresAt: input.expiresAt ?? null,
+    });
+    return { apiKey: toInfo(row), secret: key.secret };
+  }
+
+  async list(actor: Actor): Promise<ApiKeyInfo[]> {
+    return (await listApiKeys(this.#db, actor.accountId)).map(toInfo);
+  }
+
+  /** Revokes one of the caller's keys; it stops working on the very next request. */
+  async revoke(actor: Actor, apiKeyId: string): Promise<ApiKeyInfo> {
+    const row = await revokeApiKey(this.#db, actor.accountId, apiKeyId, this.#clock.now());
+    // Another account's key is "not found": its existence is not the caller's business.
+    if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
+    this.#verifier.evict(row.id);
+    return toInfo(row);
+  }
+}
+
+const maxNameLength = 100;
+
+function inputProblems(name: string, expiresAt: Date | null, now: Date): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (name.length === 0 || name.length > maxNameLength) {
+    problems.push({ field: 'name', message: `must be 1 to ${maxNameLength} characters` });
+  }
+  if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
+    problems.push({ field: 'expiresAt', message: 'must be in the future' });
+  }
+  return problems;
+}
+
+function toInfo(row: ApiKeyMetadataRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}

@@ -1,0 +1,58 @@
+import type { Selectable } from 'kysely';
+import type { Queryable } from './database.ts';
+import type { AccountsTable } from './schema.ts';
+
+export type AccountRow = Selectable<AccountsTable>;
+
+export interface NewAccountRow {
+  id: string;
+  alias: string;
+  role: AccountRow['role'];
+  apiKeyAccess: boolean;
+}
+
+export async function insertAccount(q: Queryable, account: NewAccountRow): Promise<AccountRow> {
+  return q
+    .insertInto('accounts')
+    .values({
+      id: account.id,
+      alias: account.alias,
+      role: account.role,
+      api_key_access: account.apiKeyAccess,
+      status: 'active',
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findAccount(q: Queryable, id: string): Promise<AccountRow | undefined> {
+  return q.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findAccountByAlias(
+  q: Queryable,
+  alias: string,
+): Promise<AccountRow | undefined> {
+  return q.selectFrom('accounts').selectAll().where('alias', '=', alias).executeTakeFirst();
+}
+
+export async function countAccounts(q: Queryable): Promise<number> {
+  const row = await q
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function updateAccountStatus(
+  q: Queryable,
+  id: string,
+  status: AccountRow['status'],
+): Promise<AccountRow | undefined> {
+  return q
+    .updateTable('accounts')
+    .set({ status })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}

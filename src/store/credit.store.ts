@@ -1,0 +1,76 @@
+import { newId } from '../shared/ids.ts';
+import type { Queryable } from './database.ts';
+import type { CreditLedgerTable } from './schema.ts';
+
+export interface CreditBalanceRow {
+  category: string;
+  amount: number;
+}
+
+export interface BalanceChange {
+  accountId: string;
+  category: string;
+  /** Positive adds credits, negative takes them; never zero. */
+  delta: number;
+  reason: CreditLedgerTable['reason'];
+  /** What the change is for (a content ID, an operator note); used to find refunds later. */
+  reference: string | null;
+}
+
+export async function listBalances(q: Queryable, accountId: string): Promise<CreditBalanceRow[]> {
+  return q
+    .selectFrom('credit_balances')
+    .select(['category', 'amount'])
+    .where('account_id', '=', accountId)
+    .orderBy('category')
+    .execute();
+}
+
+/**
+ * Changes one balance and writes its ledger row; call it inside a transaction so the two
+ * stand or fall together. A debit larger than the balance changes nothing and returns
+ * `undefined`: the guard is in the UPDATE itself, so concurrent debits cannot overdraw
+ * (and the table's CHECK would refuse it anyway).
+ */
+export async function changeBalance(
+  q: Queryable,
+  change: BalanceChange,
+): Promise<number | undefined> {
+  if (!Number.isInteger(change.delta) || change.delta === 0) {
+    throw new RangeError(`A balance change must be a non-zero integer, got ${change.delta}`);
+  }
+  const row =
+    change.delta > 0
+      ? await q
+          .insertInto('credit_balances')
+          .values({ account_id: change.accountId, category: change.category, amount: change.delta })
+          .onConflict((oc) =>
+            oc
+              .columns(['account_id', 'category'])
+              .doUpdateSet((eb) => ({ amount: eb('credit_balances.amount', '+', change.delta) })),
+          )
+          .returning('amount')
+          .executeTakeFirstOrThrow()
+      : await q
+          .updateTable('credit_balances')
+          .set((eb) => ({ amount: eb('amount', '+', change.delta) }))
+          .where('account_id', '=', change.accountId)
+          .where('category', '=', change.category)
+          .where('amount', '>=', -change.delta)
+          .returning('amount')
+          .executeTakeFirst();
+  if (row === undefined) return undefined;
+  await q
+    .insertInto('credit_ledger')
+    .values({
+      id: newId('led'),
+      account_id: change.accountId,
+      category: change.category,
+      delta: change.delta,
+      balance_after: row.amount,
+      reason: change.reason,
+      reference: change.reference,
+    })
+    .execute();
+  return row.amount;
+}

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import type { Tables } from './schema.ts';
+
+export type Db = Kysely<Tables>;
+/** Anything a store function can run a query on: the database or an open transaction. */
+export type Queryable = Kysely<Tables> | Transaction<Tables>;
+
+export type Backend = 'pglite' | 'postgres';
+
+/** Where the data lives: embedded (a directory, or memory for tests) or a PostgreSQL server. */
+export type DatabaseLocation =
+  | { readonly backend: 'pglite'; readonly dataDir: string | null }
+  | { readonly backend: 'postgres'; readonly url: string; readonly poolSize?: number };
+
+export interface Database {
+  readonly db: Db;
+  readonly backend: Backend;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// int8 (count(*), sums) arrives as a string from pg; our amounts fit in a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+/**
+ * Opens the database. With PGlite, Kysely's runtime driver holds a mutex around its single
+ * connection (the adapter declares `supportsMultipleConnections = false`), so one transaction
+ * owns PGlite at a time and concurrent requests never run inside each other's transactions.
+ */
+export async function openDatabase(location: DatabaseLocation): Promise<Database> {
+  if (location.backend === 'postgres') {
+    const pool = new pg.Pool({ connectionString: location.url, max: location.poolSize ?? 10 });
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    return wrap(db, 'postgres', () => {});
+  }
+  let lock: DataDirLock | undefined;
+  let pglite: PGlite;
+  if (location.dataDir === null) {
+    pglite = new PGlite();
+  } else {
+    lock = lockDataDir(location.dataDir);
+    pglite = new PGlite(path.join(location.dataDir, 'pglite'));
+  }
+  try {
+    await pglite.waitReady;
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) });
+  return wrap(db, 'pglite', () => lock?.release());
+}
+
+function wrap(db: Db, backend: Backend, afterClose: () => void): Database {
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    backend,
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closed ??= db.destroy().finally(afterClose);
+      return closed;
+    },
+  };
+}

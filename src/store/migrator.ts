@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import { type Migration, Migrator } from 'kysely/migration';
+import * as foundation from './migrations/0001-foundation.ts';
+
+/** Every migration, in order. One set for PGlite and PostgreSQL alike. */
+const migrations: Readonly<Record<string, Migration>> = {
+  '0001-foundation': foundation,
+};
+
+function migratorFor(db: Kysely<any>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => ({ ...migrations }) } });
+}
+
+/** Applies pending migrations; returns the names applied by this call. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const { error, results = [] } = await migratorFor(db).migrateToLatest();
+  if (error !== undefined) {
+    const failed = results.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`Migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Names of migrations this code knows that the database has not applied. */
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const all = await migratorFor(db).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
