@@ -15,7 +15,7 @@ Commands:
   migrate                                 apply database migrations and exit
   account create --alias A [--credits CATEGORY=N]... [--api-key-access] [--role user|admin]
   account grant --account ID --category C --amount N
-  account status --account ID --status active|suspended|deleted
+  account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
 
 Operator commands print JSON. With the embedded database they need the server stopped.
@@ -44,7 +44,12 @@ type Values = ReturnType<
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options,
+      allowPositionals: true,
+      allowNegative: true,
+    });
     const command = positionals.join(' ');
     if (values.help || command === '' || command === 'help') {
       console.log(usage);
@@ -87,15 +92,13 @@ const operatorCommands: Record<string, (core: Core, values: Values) => Promise<u
       category: required(v.category, '--category'),
       amount: wholeNumber(required(v.amount, '--amount'), '--amount'),
     }),
-  'account status': (core, v) =>
-    core.services.accounts.setStatus(
-      required(v.account, '--account'),
-      oneOf(
-        required(v.status, '--status'),
-        ['active', 'suspended', 'deleted'] as const,
-        '--status',
-      ),
-    ),
+  'account update': (core, v) =>
+    core.services.accounts.update(required(v.account, '--account'), {
+      ...(v.status === undefined
+        ? {}
+        : { status: oneOf(v.status, ['active', 'suspended', 'deleted'] as const, '--status') }),
+      ...(v['api-key-access'] === undefined ? {} : { apiKeyAccess: v['api-key-access'] }),
+    }),
   'apikey create': async (core, v) => {
     const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);
     if (expiresIn === null && v['expires-in'] !== undefined) {

@@ -83,7 +83,9 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     if (value !== undefined) raw[key] = value;
   }
   // The default public URL follows the port, so `PORT=9000 npm start` prints working URLs.
-  raw.PUBLIC_URL ??= `http://localhost:${String(raw.PORT)}`;
+  // An invalid PORT is reported once, as PORT, not again through the derived URL.
+  const port = /^\d+$/.test(String(raw.PORT)) ? String(raw.PORT) : defaults.PORT;
+  raw.PUBLIC_URL ??= `http://localhost:${port}`;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {

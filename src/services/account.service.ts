@@ -3,10 +3,11 @@ import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import {
+  type AccountPatch,
   findAccount,
   findAccountByAlias,
   insertAccount,
-  updateAccountStatus,
+  updateAccount,
 } from '../store/account.store.ts';
 import { changeBalance, listBalances } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
@@ -109,9 +110,12 @@ export class AccountService {
     return { category: input.category, amount: amount ?? 0 };
   }
 
-  /** Operator: suspends, deletes or reactivates an account. */
-  async setStatus(accountId: string, status: AccountStatus): Promise<UserProfile> {
-    const row = await updateAccountStatus(this.#db, accountId, status);
+  /** Operator: suspends, deletes or reactivates an account; turns API-key access on or off. */
+  async update(accountId: string, patch: AccountPatch): Promise<UserProfile> {
+    if (patch.status === undefined && patch.apiKeyAccess === undefined) {
+      throw invalidInput([{ field: 'patch', message: 'nothing to change' }]);
+    }
+    const row = await updateAccount(this.#db, accountId, patch);
     if (row === undefined) throw accountNotFound();
     return this.#profileOrThrow(accountId);
   }

@@ -44,14 +44,22 @@ export async function countAccounts(q: Queryable): Promise<number> {
   return Number(row.n);
 }
 
-export async function updateAccountStatus(
+export interface AccountPatch {
+  status?: AccountRow['status'];
+  apiKeyAccess?: boolean;
+}
+
+export async function updateAccount(
   q: Queryable,
   id: string,
-  status: AccountRow['status'],
+  patch: AccountPatch,
 ): Promise<AccountRow | undefined> {
   return q
     .updateTable('accounts')
-    .set({ status })
+    .set({
+      ...(patch.status === undefined ? {} : { status: patch.status }),
+      ...(patch.apiKeyAccess === undefined ? {} : { api_key_access: patch.apiKeyAccess }),
+    })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();

@@ -14,7 +14,12 @@ export type Backend = 'pglite' | 'postgres';
 /** Where the data lives: embedded (a directory, or memory for tests) or a PostgreSQL server. */
 export type DatabaseLocation =
   | { readonly backend: 'pglite'; readonly dataDir: string | null }
-  | { readonly backend: 'postgres'; readonly url: string; readonly poolSize?: number };
+  | {
+      readonly backend: 'postgres';
+      readonly url: string;
+      readonly poolSize?: number;
+      readonly onIdleClientError?: (error: Error) => void;
+    };
 
 export interface Database {
   readonly db: Db;
@@ -35,6 +40,11 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export async function openDatabase(location: DatabaseLocation): Promise<Database> {
   if (location.backend === 'postgres') {
     const pool = new pg.Pool({ connectionString: location.url, max: location.poolSize ?? 10 });
+    // An idle client whose server connection drops (a restart, a failover, a forced DROP)
+    // emits 'error' on the pool; unhandled, that would crash the process. The pool discards
+    // that client and the next query opens a fresh connection; errors of running queries still
+    // reach their callers.
+    pool.on('error', (error) => location.onIdleClientError?.(error));
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return wrap(db, 'postgres', () => {});
   }

@@ -4,6 +4,8 @@ import type { GraphqlContext } from './context.ts';
 
 export interface SchemaTypes {
   Context: GraphqlContext;
+  /** Fields are non-null unless they say otherwise, as in the contract; root fields opt out. */
+  DefaultFieldNullability: false;
   Scalars: {
     ID: { Input: string; Output: string };
     DateTime: { Input: Date; Output: Date };
@@ -17,7 +19,7 @@ export type Builder = PothosSchemaTypes.SchemaBuilder<
 
 /** A fresh builder with the contract's scalars and root types; each schema/ area adds to it. */
 export function createBuilder(): Builder {
-  const builder = new SchemaBuilder<SchemaTypes>({});
+  const builder = new SchemaBuilder<SchemaTypes>({ defaultFieldNullability: false });
   builder.addScalarType('DateTime', DateTimeResolver);
   builder.addScalarType('JSON', JSONResolver);
   builder.queryType({});

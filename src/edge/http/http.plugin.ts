@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 
@@ -6,7 +7,7 @@ import type { Services } from '../services.ts';
  * What every route shares: the request id echoed back, conservative headers, errors that never
  * leak internals, and the health endpoints (`/healthz` alive, `/readyz` ready to serve).
  */
-export async function httpPlugin(app: FastifyInstance, opts: { services: Services }) {
+async function http(app: FastifyInstance, opts: { services: Services }) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -34,3 +35,6 @@ export async function httpPlugin(app: FastifyInstance, opts: { services: Service
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
   });
 }
+
+/** Not encapsulated: its hooks and error handler apply to every route of the app. */
+export const httpPlugin = fp(http, { name: 'atelier-http' });

@@ -1,0 +1,56 @@
+import { Writable } from 'node:stream';
+import { type App, buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import type { Clock } from '../../src/shared/clock.ts';
+import type { Database } from '../../src/store/database.ts';
+
+/** A running app on 127.0.0.1 with an ephemeral port, and everything it logged. */
+export interface TestApp {
+  readonly app: App;
+  readonly url: string;
+  /** Every log line written so far, as one string. */
+  logs(): string;
+  close(): Promise<void>;
+}
+
+/** Starts the real app (real HTTP) on a shared test database; the database stays open. */
+export async function startTestApp(
+  database: Database,
+  options: { clock?: Clock; env?: Record<string, string> } = {},
+): Promise<TestApp> {
+  const lines: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const config = loadConfig({
+    env: { LOG_LEVEL: 'debug', ...options.env },
+    cwd: process.cwd(),
+  });
+  const app = await buildApp(config, {
+    database,
+    logStream,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const address = await app.http.listen({ host: '127.0.0.1', port: 0 });
+  return { app, url: address, logs: () => lines.join(''), close: () => app.close() };
+}
+
+/** A clock the test moves by hand. */
+export class TestClock implements Clock {
+  #now: number;
+
+  constructor(start = Date.now()) {
+    this.#now = start;
+  }
+
+  now(): Date {
+    return new Date(this.#now);
+  }
+
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+}

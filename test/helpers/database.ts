@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Backend, type Database, openDatabase } from '../../src/store/database.ts';
+import { migrateToLatest } from '../../src/store/migrator.ts';
+import { postgresUrl } from './backends.ts';
+
+/**
+ * A fresh, migrated, empty database: in-memory PGlite, or a new database created on the
+ * `TEST_DATABASE_URL` server and dropped again by `close()`.
+ */
+export async function createTestDatabase(backend: Backend): Promise<Database> {
+  if (backend === 'pglite') {
+    const database = await openDatabase({ backend: 'pglite', dataDir: null });
+    await migrateToLatest(database.db);
+    return database;
+  }
+  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `atelier_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ backend: 'postgres', url: url.toString(), poolSize: 5 });
+  await migrateToLatest(database.db);
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** The URL of a fresh, empty PostgreSQL database (for child processes), and its disposal. */
+export async function createEmptyPostgresDatabase(): Promise<{
+  url: string;
+  drop(): Promise<void>;
+}> {
+  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `atelier_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}

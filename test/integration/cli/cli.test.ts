@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { postgresUrl } from '../../helpers/backends.ts';
+import { atelier, startServer } from '../../helpers/cli.ts';
+import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
+
+const me = '{ getUserByPrivateId { id alias creditBalances { category amount } } }';
+
+function tempDataDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'atelier-cli-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('bin/atelier on the embedded database', () => {
+  it('first run of serve creates admin with 1,000 standard credits and prints a working key once', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const server = await startServer(env);
+    let restarted: Awaited<ReturnType<typeof startServer>> | undefined;
+    try {
+      const key = /svc_[A-Za-z0-9]{32}/.exec(server.stderr())?.[0];
+      assert.ok(key, server.stderr());
+      const res = await graphql<{ getUserByPrivateId: { alias: string; creditBalances: unknown } }>(
+        server.url,
+        {
+          query: me,
+          apiKey: key,
+        },
+      );
+      assert.equal(res.body.data?.getUserByPrivateId.alias, 'admin');
+      assert.deepEqual(res.body.data?.getUserByPrivateId.creditBalances, [
+        { category: 'standard', amount: 1000 },
+      ]);
+
+      // While the server holds the data directory, operator commands say so clearly.
+      const blocked = await atelier(['account', 'create', '--alias', 'bob'], env);
+      assert.equal(blocked.code, 1);
+      assert.match(blocked.stderr, /in use by a running Atelier process \(pid \d+\)/);
+
+      assert.equal(await server.stop(), 0, 'SIGTERM exits cleanly');
+      assert.equal(
+        existsSync(path.join(env.DATA_DIR, 'atelier.lock')),
+        false,
+        'the lock is released',
+      );
+
+      restarted = await startServer(env);
+      assert.doesNotMatch(restarted.stderr(), /First run|svc_/, 'the key is printed once only');
+      assert.equal(
+        (await graphql(restarted.url, { query: me, apiKey: key })).status,
+        200,
+        'data persisted',
+      );
+    } finally {
+      await server.stop();
+      await restarted?.stop();
+    }
+  });
+
+  it('operator commands print JSON and change what the API shows', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const created = await atelier(
+      [
+        'account',
+        'create',
+        '--alias',
+        'studio',
+        '--credits',
+        'standard=40',
+        '--credits',
+        'video=5',
+        '--api-key-access',
+      ],
+      env,
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const account = JSON.parse(created.stdout) as {
+      id: string;
+      alias: string;
+      apiKeyAccess: boolean;
+    };
+    assert.match(account.id, /^acc_/);
+    assert.equal(account.apiKeyAccess, true);
+
+    const granted = await atelier(
+      ['account', 'grant', '--account', account.id, '--category', 'standard', '--amount', '60'],
+      env,
+    );
+    assert.deepEqual(JSON.parse(granted.stdout), { category: 'standard', amount: 100 });
+
+    const key = await atelier(
+      ['apikey', 'create', '--account', account.id, '--name', 'ci', '--expires-in', '30d'],
+      env,
+    );
+    assert.equal(key.code, 0, key.stderr);
+    const { secret, apiKey } = JSON.parse(key.stdout) as {
+      secret: string;
+      apiKey: { expiresAt: string };
+    };
+    assert.match(secret, /^svc_[A-Za-z0-9]{32}$/);
+    const days = (Date.parse(apiKey.expiresAt) - Date.now()) / 86_400_000;
+    assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
+
+    const suspended = await atelier(
+      ['account', 'update', '--account', account.id, '--status', 'suspended'],
+      env,
+    );
+    assert.equal((JSON.parse(suspended.stdout) as { status: string }).status, 'suspended');
+
+    const server = await startServer(env);
+    try {
+      assert.doesNotMatch(server.stderr(), /First run/, 'no admin when accounts exist');
+      assert.deepEqual(errorCodes(await graphql(server.url, { query: me, apiKey: secret })), [
+        '100101',
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('bad input is refused with a clear message and changes nothing', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const bad = await atelier(
+      ['account', 'create', '--alias', 'no spaces', '--credits', 'standard=0'],
+      env,
+    );
+    assert.equal(bad.code, 1);
+    const error = JSON.parse(bad.stderr) as {
+      error: { code: string; problems: Array<{ field: string }> };
+    };
+    assert.equal(error.error.code, '120001');
+    assert.deepEqual(
+      error.error.problems.map((p) => p.field),
+      ['alias', 'amount'],
+    );
+
+    const usage = await atelier(['account', 'grant', '--account', 'acc_x'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--category is required/);
+
+    const unknown = await atelier(
+      ['account', 'grant', '--account', 'acc_missing', '--category', 'standard', '--amount', '1'],
+      env,
+    );
+    assert.equal(unknown.code, 1);
+    assert.equal((JSON.parse(unknown.stderr) as { error: { code: string } }).error.code, '140004');
+
+    const noAccess = await atelier(['account', 'create', '--alias', 'plain'], env);
+    const plain = JSON.parse(noAccess.stdout) as { id: string };
+    const refused = await atelier(['apikey', 'create', '--account', plain.id], env);
+    assert.equal((JSON.parse(refused.stderr) as { error: { code: string } }).error.code, '110202');
+
+    const badConfig = await atelier(['migrate'], { ...env, PORT: 'x', LOG_LEVEL: 'chatty' });
+    assert.equal(badConfig.code, 1);
+    assert.match(
+      badConfig.stderr,
+      /Invalid configuration:\n {2}- PORT: .*\n {2}- LOG_LEVEL: .*\n$/,
+    );
+  });
+});
+
+describe('bin/atelier on PostgreSQL', {
+  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+}, () => {
+  it('migrate, account create and serve work against DATABASE_URL; nothing is created implicitly', async () => {
+    const database = await createEmptyPostgresDatabase();
+    after(() => database.drop());
+    const env = { DATABASE_URL: database.url, DATA_DIR: tempDataDir() };
+    const migrated = await atelier(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.deepEqual(JSON.parse(migrated.stdout), { applied: ['0001-foundation'] });
+    assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
+
+    const server = await startServer(env);
+    try {
+      assert.doesNotMatch(server.stderr(), /First run/);
+      // With PostgreSQL, operator commands run while the server serves.
+      const created = await atelier(
+        ['account', 'create', '--alias', 'ops', '--api-key-access', '--credits', 'standard=3'],
+        env,
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const { id } = JSON.parse(created.stdout) as { id: string };
+      const key = JSON.parse(
+        (await atelier(['apikey', 'create', '--account', id], env)).stdout,
+      ) as { secret: string };
+      const res = await graphql<{ getUserByPrivateId: { id: string } }>(server.url, {
+        query: me,
+        apiKey: key.secret,
+      });
+      assert.equal(res.body.data?.getUserByPrivateId.id, id);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { newId } from '../../../src/shared/ids.ts';
+import { insertAccount } from '../../../src/store/account.store.ts';
+import { changeBalance, listBalances } from '../../../src/store/credit.store.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+
+async function newAccount(database: Database, credits: number): Promise<string> {
+  const id = newId('acc');
+  await insertAccount(database.db, { id, alias: id, role: 'user', apiKeyAccess: false });
+  if (credits > 0) {
+    await changeBalance(database.db, {
+      accountId: id,
+      category: 'standard',
+      delta: credits,
+      reason: 'grant',
+      reference: null,
+    });
+  }
+  return id;
+}
+
+describeEachBackend('transactions and the credit ledger', (backend) => {
+  let database: Database;
+  before(async () => {
+    database = await createTestDatabase(backend);
+  });
+  after(() => database.close());
+
+  it('20 concurrent debits against 10 credits: exactly 10 succeed, never below zero', async () => {
+    const accountId = await newAccount(database, 10);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        database.db.transaction().execute(async (trx) => {
+          const after = await changeBalance(trx, {
+            accountId,
+            category: 'standard',
+            delta: -1,
+            reason: 'debit',
+            reference: `debit-${i}`,
+          });
+          await sleep(2); // hold the transaction open across an event-loop turn
+          return after;
+        }),
+      ),
+    );
+    assert.equal(results.filter((r) => r !== undefined).length, 10);
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'standard', amount: 0 },
+    ]);
+    const ledger = await database.db
+      .selectFrom('credit_ledger')
+      .select(['delta', 'reason'])
+      .where('account_id', '=', accountId)
+      .execute();
+    assert.equal(ledger.filter((r) => r.reason === 'debit').length, 10);
+    assert.equal(
+      ledger.reduce((sum, r) => sum + r.delta, 0),
+      0,
+      'the ledger sums to the balance',
+    );
+  });
+
+  it('the database itself refuses a negative balance (CHECK constraint)', async () => {
+    const accountId = await newAccount(database, 5);
+    await assert.rejects(
+      sql`UPDATE credit_balances SET amount = -1 WHERE account_id = ${accountId}`.execute(
+        database.db,
+      ),
+      /check constraint/i,
+    );
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'standard', amount: 5 },
+    ]);
+  });
+
+  it('a failed transaction leaves neither balance nor ledger changed', async () => {
+    const accountId = await newAccount(database, 5);
+    await assert.rejects(
+      database.db.transaction().execute(async (trx) => {
+        await changeBalance(trx, {
+          accountId,
+          category: 'standard',
+          delta: -3,
+          reason: 'debit',
+          reference: 'rolled back',
+        });
+        throw new Error('abort');
+      }),
+      /abort/,
+    );
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'standard', amount: 5 },
+    ]);
+    const rolledBack = await database.db
+      .selectFrom('credit_ledger')
+      .select('id')
+      .where('reference', '=', 'rolled back')
+      .execute();
+    assert.equal(rolledBack.length, 0);
+  });
+});
+
+describeEachBackend('concurrent transactions never interleave', (backend) => {
+  let database: Database;
+  before(async () => {
+    database = await createTestDatabase(backend);
+    await sql`CREATE TABLE counter (n integer NOT NULL)`.execute(database.db);
+    await sql`INSERT INTO counter VALUES (0)`.execute(database.db);
+  });
+  after(() => database.close());
+
+  it('read-then-write increments under FOR UPDATE all land', async () => {
+    // A lost update here would mean two transactions shared one connection (PGlite) or the
+    // row lock did not hold (PostgreSQL).
+    await Promise.all(
+      Array.from({ length: 25 }, () =>
+        database.db.transaction().execute(async (trx) => {
+          const { rows } = await sql<{ n: number }>`SELECT n FROM counter FOR UPDATE`.execute(trx);
+          await sleep(1);
+          await sql`UPDATE counter SET n = ${(rows[0]?.n ?? 0) + 1}`.execute(trx);
+        }),
+      ),
+    );
+    const { rows } = await sql<{ n: number }>`SELECT n FROM counter`.execute(database.db);
+    assert.equal(rows[0]?.n, 25);
+  });
+
+  it('a query outside a transaction never sees (or joins) its uncommitted writes', async () => {
+    let seenInside: number | undefined;
+    const writer = database.db.transaction().execute(async (trx) => {
+      await sql`UPDATE counter SET n = -100`.execute(trx);
+      await sleep(20);
+      seenInside = (await sql<{ n: number }>`SELECT n FROM counter`.execute(trx)).rows[0]?.n;
+      throw new Error('roll back');
+    });
+    await sleep(5);
+    const outside = (await sql<{ n: number }>`SELECT n FROM counter`.execute(database.db)).rows[0]
+      ?.n;
+    await assert.rejects(writer, /roll back/);
+    assert.equal(seenInside, -100);
+    assert.equal(outside, 25, 'the outside read saw committed data only');
+  });
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+const cwd = '/srv/atelier';
+
+describe('configuration', () => {
+  it('has working single-node defaults (DESIGN.md)', () => {
+    const config = loadConfig({ env: {}, cwd });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.dataDir, '/srv/atelier/data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.deepEqual(config.warnings, []);
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({ env: {}, cwd });
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    }, TypeError);
+  });
+
+  it('derives the default public URL from the port and trims a trailing slash', () => {
+    assert.equal(loadConfig({ env: { PORT: '9000' }, cwd }).publicUrl, 'http://localhost:9000');
+    assert.equal(
+      loadConfig({ env: { PUBLIC_URL: 'https://a.example/' }, cwd }).publicUrl,
+      'https://a.example',
+    );
+  });
+
+  it('lists every problem at once', () => {
+    const error = captureConfigError({
+      PORT: 'eighty',
+      PUBLIC_URL: 'ftp://x',
+      DATABASE_URL: 'mysql://x',
+      LOG_LEVEL: 'loud',
+    });
+    assert.equal(error.problems.length, 4);
+    for (const name of ['PORT', 'PUBLIC_URL', 'DATABASE_URL', 'LOG_LEVEL']) {
+      assert.ok(
+        error.problems.some((p) => p.startsWith(`${name}:`)),
+        `${name} in ${error.message}`,
+      );
+    }
+  });
+
+  it('refuses ports outside 1..65535', () => {
+    assert.match(captureConfigError({ PORT: '70000' }).message, /PORT/);
+    assert.match(captureConfigError({ PORT: '0' }).message, /PORT/);
+  });
+
+  it('reads a JSON file named by CONFIG_FILE; the environment wins', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'atelier-config-'));
+    const file = path.join(dir, 'atelier.json');
+    writeFileSync(file, JSON.stringify({ PORT: 9100, HOST: '0.0.0.0', LOG_LEVEL: 'warn' }));
+    const config = loadConfig({ env: { CONFIG_FILE: file, LOG_LEVEL: 'error' }, cwd });
+    assert.equal(config.port, 9100);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.logLevel, 'error');
+  });
+
+  it('says which file is unreadable', () => {
+    const error = captureConfigError({ CONFIG_FILE: '/nonexistent/atelier.json' });
+    assert.match(error.message, /CONFIG_FILE: cannot read \/nonexistent\/atelier\.json/);
+  });
+
+  it('warns about unsafe development defaults on an exposed interface', () => {
+    const config = loadConfig({ env: { HOST: '0.0.0.0' }, cwd });
+    assert.equal(config.warnings.length, 2);
+    assert.match(config.warnings.join('\n'), /plain http/);
+    assert.match(config.warnings.join('\n'), /DATABASE_URL/);
+  });
+});
+
+function captureConfigError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig({ env, cwd });
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error;
+  }
+  assert.fail('expected a ConfigError');
+}
