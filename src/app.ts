@@ -51,7 +51,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
   const verifier = new ApiKeyVerifier({ db, clock });
   const services: Services = {
     graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens: noIdentityProvider }),
-    accounts: new AccountService({ db, clock }),
+    accounts: new AccountService({ db, clock, credentialCache: verifier }),
     apiKeys: new ApiKeyService({ db, clock, verifier }),
     ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
   };

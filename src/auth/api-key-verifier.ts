@@ -1,18 +1,19 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { AccountRole, AccountStatus } from '../domain/actor.ts';
 import type { Clock } from '../shared/clock.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-key.store.ts';
 import type { Db } from '../store/database.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 
-/** A key that may authorize a call right now. */
+/** A key that may authorize a call right now, and the state of its account. */
 export interface VerifiedApiKey {
   readonly apiKeyId: string;
   readonly accountId: string;
+  readonly accountStatus: AccountStatus;
+  readonly accountRole: AccountRole;
 }
 
-interface CachedKey {
-  readonly apiKeyId: string;
-  readonly accountId: string;
+interface CachedKey extends VerifiedApiKey {
   readonly secretHash: string;
   readonly expiresAt: Date | null;
   readonly cachedAt: number;
@@ -31,9 +32,11 @@ export interface ApiKeyVerifierOptions {
 
 /**
  * Checks API keys: shape and checksum first (no I/O), then the hash against the database.
- * Hits are cached briefly; a revocation on this node evicts at once ({@link evict}), and
- * expiry is checked against the cached expiry at every call, so neither waits for the TTL.
- * Another node sees a revocation when its cache entry ages out (at most `cacheTtlMs`).
+ * Hits are cached briefly, with the account's status and role, so a request with a known key
+ * costs no query. A revocation or an account change on this node evicts at once
+ * ({@link evict}, {@link evictAccount}), and expiry is checked against the cached expiry at
+ * every call, so none of them waits for the TTL. Another node sees a revocation or a
+ * suspension when its cache entry ages out (at most `cacheTtlMs`).
  */
 export class ApiKeyVerifier {
   readonly #db: Db;
@@ -62,13 +65,27 @@ export class ApiKeyVerifier {
     if (!sameHash(key.secretHash, hash)) return null;
     if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return null;
     await this.#touch(key.apiKeyId, now);
-    return { apiKeyId: key.apiKeyId, accountId: key.accountId };
+    return {
+      apiKeyId: key.apiKeyId,
+      accountId: key.accountId,
+      accountStatus: key.accountStatus,
+      accountRole: key.accountRole,
+    };
   }
 
   /** Forgets a key at once (revocation on this node). */
   evict(apiKeyId: string): void {
+    this.#evictWhere((key) => key.apiKeyId === apiKeyId);
+  }
+
+  /** Forgets every key of an account at once (its status or role changed on this node). */
+  evictAccount(accountId: string): void {
+    this.#evictWhere((key) => key.accountId === accountId);
+  }
+
+  #evictWhere(matches: (key: CachedKey) => boolean): void {
     for (const [hash, key] of this.#cache) {
-      if (key.apiKeyId === apiKeyId) this.#cache.delete(hash);
+      if (matches(key)) this.#cache.delete(hash);
     }
   }
 
@@ -87,6 +104,8 @@ export class ApiKeyVerifier {
     const key: CachedKey = {
       apiKeyId: row.id,
       accountId: row.account_id,
+      accountStatus: row.account_status,
+      accountRole: row.account_role,
       secretHash: row.secret_hash,
       expiresAt: row.expires_at,
       cachedAt: nowMs,

@@ -1,4 +1,4 @@
-import type { Actor } from '../domain/actor.ts';
+import type { AccountRole, AccountStatus, Actor, Credential } from '../domain/actor.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
@@ -82,23 +82,30 @@ export class GraphqlAuthenticator {
         rejectRequest: true,
       };
     }
-    return activeAccount(this.#deps.db, verified.accountId, {
-      kind: 'api_key',
-      apiKeyId: verified.apiKeyId,
-    });
+    return accountOutcome(
+      { id: verified.accountId, status: verified.accountStatus, role: verified.accountRole },
+      { kind: 'api_key', apiKeyId: verified.apiKeyId },
+    );
   }
 }
 
-/**
- * The account behind a verified credential, if it may act: a deleted account gets 110206,
- * a suspended (or vanished) one 100101. Shared by every credential kind.
- */
+/** Looks the account up, then {@link accountOutcome}; for credentials that carry no account state. */
 export async function activeAccount(
   db: Db,
   accountId: string,
-  credential: Actor['credential'],
+  credential: Credential,
 ): Promise<AuthResult> {
-  const account = await findAccount(db, accountId);
+  return accountOutcome(await findAccount(db, accountId), credential);
+}
+
+/**
+ * Whether the account behind a verified credential may act: a deleted account gets 110206,
+ * a suspended (or vanished) one 100101. The one place this rule lives, for every credential.
+ */
+export function accountOutcome(
+  account: { id: string; status: AccountStatus; role: AccountRole } | undefined,
+  credential: Credential,
+): AuthResult {
   if (account?.status === 'deleted') {
     return {
       kind: 'refused',

@@ -6,10 +6,11 @@ import {
   type AccountPatch,
   findAccount,
   findAccountByAlias,
+  findAccountWithBalances,
   insertAccount,
   updateAccount,
 } from '../store/account.store.ts';
-import { changeBalance, listBalances } from '../store/credit.store.ts';
+import { changeBalance } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
 
 export interface CreditBalance {
@@ -45,14 +46,21 @@ export interface GrantInput {
 
 const maxGrant = 1_000_000_000;
 
+/** Whatever caches an account's state alongside its credentials (the API-key verifier). */
+export interface AccountCredentialCache {
+  evictAccount(accountId: string): void;
+}
+
 /** Accounts and their credit balances: the owner's view and the operator's commands. */
 export class AccountService {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #credentialCache: AccountCredentialCache;
 
-  constructor(deps: { db: Db; clock: Clock }) {
+  constructor(deps: { db: Db; clock: Clock; credentialCache: AccountCredentialCache }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
+    this.#credentialCache = deps.credentialCache;
   }
 
   async getProfile(actor: Actor): Promise<UserProfile> {
@@ -117,6 +125,8 @@ export class AccountService {
     }
     const row = await updateAccount(this.#db, accountId, patch);
     if (row === undefined) throw accountNotFound();
+    // A suspension or deletion takes effect on this node's very next request.
+    this.#credentialCache.evictAccount(accountId);
     return this.#profileOrThrow(accountId);
   }
 
@@ -127,10 +137,7 @@ export class AccountService {
   }
 
   async #profile(accountId: string): Promise<UserProfile | undefined> {
-    const [account, balances] = await Promise.all([
-      findAccount(this.#db, accountId),
-      listBalances(this.#db, accountId),
-    ]);
+    const account = await findAccountWithBalances(this.#db, accountId);
     if (account === undefined) return undefined;
     return {
       id: account.id,
@@ -138,7 +145,7 @@ export class AccountService {
       status: account.status,
       role: account.role,
       apiKeyAccess: account.api_key_access,
-      creditBalances: balances,
+      creditBalances: account.balances,
       createdAt: account.created_at,
     };
   }

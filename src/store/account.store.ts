@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Queryable } from './database.ts';
 import type { AccountsTable } from './schema.ts';
 
@@ -62,5 +63,30 @@ export async function updateAccount(
     })
     .where('id', '=', id)
     .returningAll()
+    .executeTakeFirst();
+}
+
+export interface AccountWithBalances extends AccountRow {
+  balances: Array<{ category: string; amount: number }>;
+}
+
+/** The account and its balances (by category) in one query: the hot read of `getUserByPrivateId`. */
+export async function findAccountWithBalances(
+  q: Queryable,
+  id: string,
+): Promise<AccountWithBalances | undefined> {
+  return q
+    .selectFrom('accounts')
+    .selectAll('accounts')
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('credit_balances')
+          .select(['category', 'amount'])
+          .whereRef('credit_balances.account_id', '=', 'accounts.id')
+          .orderBy('category'),
+      ).as('balances'),
+    )
+    .where('accounts.id', '=', id)
     .executeTakeFirst();
 }

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './database.ts';
-import type { ApiKeysTable } from './schema.ts';
+import type { AccountsTable, ApiKeysTable } from './schema.ts';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 /** What may leave the store for listings: everything but the hash. */
@@ -41,14 +41,22 @@ export async function insertApiKey(q: Queryable, key: NewApiKeyRow): Promise<Api
     .executeTakeFirstOrThrow();
 }
 
+/** A key with the state of its account, read together so authentication is one query. */
+export interface ApiKeyWithAccount extends ApiKeyRow {
+  account_status: AccountsTable['status'];
+  account_role: AccountsTable['role'];
+}
+
 export async function findApiKeyByHash(
   q: Queryable,
   secretHash: string,
-): Promise<ApiKeyRow | undefined> {
+): Promise<ApiKeyWithAccount | undefined> {
   return q
     .selectFrom('api_keys')
-    .selectAll()
-    .where('secret_hash', '=', secretHash)
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .selectAll('api_keys')
+    .select(['accounts.status as account_status', 'accounts.role as account_role'])
+    .where('api_keys.secret_hash', '=', secretHash)
     .executeTakeFirst();
 }
 

@@ -108,6 +108,7 @@ describeEachBackend('credentials on /graphql (spec §5.1)', (backend) => {
 
   it('a suspended account: 100101; a deleted one: 110206; reactivated: works again', async () => {
     const { account, apiKey } = await seedAccount(t.app);
+    assert.deepEqual(errorCodes(await graphql(t.url, { query: me, apiKey })), [], 'key now cached');
     await t.app.services.accounts.update(account.id, { status: 'suspended' });
     const suspended = await graphql(t.url, { query: me, apiKey });
     assert.equal(suspended.status, 200);
