@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, beforeEach, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { createTestDatabase, resetDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
@@ -35,6 +35,7 @@ describeEachBackend(
       database = await createTestDatabase(backend);
       t = await startTestApp(database, { clock });
     });
+    beforeEach(() => resetDatabase(database));
     after(async () => {
       await t.close();
       await database.close();

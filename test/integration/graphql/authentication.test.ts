@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, beforeEach, it } from 'node:test';
 import { generateApiKey } from '../../../src/auth/api-key.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { createTestDatabase, resetDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
@@ -18,6 +18,7 @@ describeEachBackend('credentials on /graphql (spec §5.1)', (backend) => {
     database = await createTestDatabase(backend);
     t = await startTestApp(database);
   });
+  beforeEach(() => resetDatabase(database));
   after(async () => {
     await t.close();
     await database.close();
