@@ -15,18 +15,14 @@ export async function createTestDatabase(backend: Backend): Promise<Database> {
     await migrateToLatest(database.db);
     return database;
   }
-  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
-  const name = `atelier_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ backend: 'postgres', url: url.toString(), poolSize: 5 });
+  const empty = await createEmptyPostgresDatabase();
+  const database = await openDatabase({ backend: 'postgres', url: empty.url, poolSize: 5 });
   await migrateToLatest(database.db);
   return {
     ...database,
     close: async () => {
       await database.close();
-      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await empty.drop();
     },
   };
 }
