@@ -1,17 +1,32 @@
+import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ApiKeyVerifier } from './auth/api-key-verifier.ts';
 import { GraphqlAuthenticator, noIdentityProvider } from './auth/authenticate.ts';
 import type { Config } from './config/config.ts';
+import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
+import type { ModelDefinition } from './domain/model.ts';
 import { graphqlPlugin } from './edge/graphql/graphql.plugin.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
+import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import type { Services } from './edge/services.ts';
+import { builtinEngines } from './engines/registry.ts';
+import { PostgresTaskEvents } from './events/postgres-task-events.ts';
+import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
+import { TaskRunner } from './jobs/task-runner.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
+import { CatalogueService } from './services/catalogue.service.ts';
+import { GenerationService } from './services/generation.service.ts';
+import { MediaService } from './services/media.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
+import type { Logger } from './shared/logger.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
+import { sharedSecret } from './store/secret.store.ts';
+import { LocalMediaStorage } from './storage/media-storage.ts';
+import { UrlSigner } from './storage/url-signer.ts';
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface AppOverrides {
@@ -27,6 +42,9 @@ export interface Core {
   readonly config: Config;
   readonly database: Database;
   readonly services: Services;
+  readonly events: TaskEvents;
+  /** Starts `concurrency` task slots in this process; `close()` drains them. */
+  startWorkers(log: Logger, concurrency?: number): TaskRunner;
   close(): Promise<void>;
 }
 
@@ -36,33 +54,96 @@ export function databaseLocation(config: Config): DatabaseLocation {
     : { backend: 'postgres', url: config.databaseUrl };
 }
 
+/** Built-in models, with configured ones added or replacing them by modelId. */
+export function catalogueModels(config: Config): ModelDefinition[] {
+  const models = new Map(builtinModels.map((m) => [m.modelId, m]));
+  for (const model of config.models) models.set(model.modelId, model);
+  const unknown = [...models.values()].filter((m) => !builtinEngines.has(m.engine));
+  if (unknown.length > 0) {
+    throw new Error(
+      `Models name engines that do not exist: ${unknown.map((m) => `${m.modelId} → ${m.engine}`).join(', ')}. ` +
+        `Engines: ${[...builtinEngines.keys()].join(', ')}.`,
+    );
+  }
+  return [...models.values()];
+}
+
 /** Opens (or adopts) the database, applies migrations and builds every service. */
 export async function buildCore(config: Config, overrides: AppOverrides = {}): Promise<Core> {
+  const models = catalogueModels(config);
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
+  const closers: Array<() => Promise<void>> = [];
+  if (owned) closers.push(() => database.close());
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close();
+  };
   try {
     if (owned) await migrateToLatest(database.db);
+    const db = database.db;
+    const clock = overrides.clock ?? systemClock;
+    const events: TaskEvents =
+      database.connectionUrl === null ? new LocalTaskEvents() : await PostgresTaskEvents.connect(database.connectionUrl);
+    closers.push(() => events.close());
+    const signer = new UrlSigner({
+      key: await sharedSecret(db, 'media-url-signing'),
+      publicUrl: config.publicUrl,
+      clock,
+      ttlMs: config.mediaUrlTtlMs,
+    });
+    const storage = new LocalMediaStorage(path.join(config.dataDir, 'files'));
+    const verifier = new ApiKeyVerifier({ db, clock });
+    const catalogue = new CatalogueService({ models, elements: builtinElements });
+    const services: Services = {
+      graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens: noIdentityProvider }),
+      accounts: new AccountService({ db, clock, credentialCache: verifier }),
+      apiKeys: new ApiKeyService({ db, clock, verifier }),
+      catalogue,
+      generations: new GenerationService({
+        db,
+        catalogue,
+        events,
+        signer,
+        creditOrder: config.creditCategories,
+        maxAttempts: config.taskMaxAttempts,
+      }),
+      media: new MediaService({ db, signer, storage }),
+      ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
+    };
+    const elementPictures = async (ids: readonly string[]) =>
+      ids.flatMap((id) => {
+        const element = builtinElements.find((e) => e.elementId === id);
+        return element?.svg == null ? [] : [{ kind: element.kind, picture: Buffer.from(element.svg) }];
+      });
+    return {
+      config,
+      database,
+      services,
+      events,
+      startWorkers(log, concurrency = config.workerConcurrency) {
+        const runner = new TaskRunner({
+          db,
+          events,
+          storage,
+          engines: builtinEngines,
+          model: (modelId) => models.find((m) => m.modelId === modelId),
+          elementPictures,
+          log,
+          concurrency,
+          leaseMs: config.taskLeaseMs,
+          pollMs: config.taskPollMs,
+        });
+        runner.start();
+        // Drain before the events and the database close (closers run in reverse).
+        closers.push(() => runner.stop(config.shutdownDrainMs));
+        return runner;
+      },
+      close: closeAll,
+    };
   } catch (error) {
-    await database.close();
+    await closeAll();
     throw error;
   }
-  const db = database.db;
-  const clock = overrides.clock ?? systemClock;
-  const verifier = new ApiKeyVerifier({ db, clock });
-  const services: Services = {
-    graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens: noIdentityProvider }),
-    accounts: new AccountService({ db, clock, credentialCache: verifier }),
-    apiKeys: new ApiKeyService({ db, clock, verifier }),
-    ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
-  };
-  return {
-    config,
-    database,
-    services,
-    close: async () => {
-      if (owned) await database.close();
-    },
-  };
 }
 
 /** Secrets never reach the log, whatever a later change decides to log (DESIGN.md rule 6). */
@@ -82,7 +163,10 @@ export interface App extends Core {
   readonly http: FastifyInstance;
 }
 
-/** The whole service, not yet listening: `main.ts` listens, tests listen on port 0. */
+/**
+ * The whole service, not yet listening: `main.ts` listens, tests listen on port 0. Task
+ * workers run in-process unless `WORKER_CONCURRENCY=0`.
+ */
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const core = await buildCore(config, overrides);
   const http = Fastify({
@@ -91,8 +175,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     trustProxy: false,
   });
   http.addHook('onClose', async () => core.close());
+  if (config.workerConcurrency > 0) core.startWorkers(http.log);
   await http.register(httpPlugin, { services: core.services });
   await http.register(graphqlPlugin, { services: core.services });
+  await http.register(mediaRoutes, { services: core.services });
   await http.ready();
   return { ...core, http, close: () => http.close() };
 }

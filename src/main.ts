@@ -1,6 +1,8 @@
-import { buildApp } from './app.ts';
+import pino from 'pino';
+import { buildApp, buildCore } from './app.ts';
 import type { Config } from './config/config.ts';
 import { ensureFirstRun, type FirstRun } from './services/first-run.service.ts';
+import type { Logger } from './shared/logger.ts';
 
 /**
  * `atelier serve`: the API on HOST:PORT until SIGTERM or SIGINT, then a graceful close
@@ -24,13 +26,32 @@ export async function serve(config: Config): Promise<void> {
     await app.close();
     throw error;
   }
-  await new Promise<void>((resolve) => {
+  await untilStopped(app.http.log, () => app.close());
+}
+
+/**
+ * `atelier worker`: task workers only, no HTTP (scale them by queue depth). SIGTERM stops
+ * claiming, lets running tasks finish for SHUTDOWN_DRAIN_MS, and hands the rest back.
+ */
+export async function work(config: Config): Promise<void> {
+  for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
+  const log = pino({ level: config.logLevel });
+  const core = await buildCore(config);
+  const concurrency = Math.max(1, config.workerConcurrency);
+  core.startWorkers(log, concurrency);
+  process.stderr.write(`Atelier worker running ${concurrency} task slot(s); SIGTERM drains and stops.\n`);
+  await untilStopped(log, () => core.close());
+}
+
+/** Resolves once SIGTERM or SIGINT has been handled by `close` (errors are logged). */
+function untilStopped(log: Logger, close: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
-      app.http.log.info({ signal }, 'shutting down');
+      log.info({ signal }, 'shutting down');
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      app.close().then(resolve, (error: unknown) => {
-        app.http.log.error({ err: error }, 'error while shutting down');
+      close().then(resolve, (error: unknown) => {
+        log.error({ err: error }, 'error while shutting down');
         resolve();
       });
     };

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { buildCore, type Core, databaseLocation } from '../app.ts';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
-import { serve } from '../main.ts';
+import { serve, work } from '../main.ts';
 import { AppError } from '../shared/errors.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { openDatabase } from '../store/database.ts';
@@ -11,7 +11,8 @@ import { parseDuration } from './duration.ts';
 const usage = `Usage: atelier <command> [options]
 
 Commands:
-  serve                                   the API (what npm start runs)
+  serve                                   the API and in-process task workers (npm start)
+  worker                                  task workers only (PostgreSQL: any number of them)
   migrate                                 apply database migrations and exit
   account create --alias A [--credits CATEGORY=N]... [--api-key-access] [--role user|admin]
   account grant --account ID --category C --amount N
@@ -58,6 +59,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const config = loadConfig({ env: process.env, cwd: process.cwd() });
     if (command === 'serve') {
       await serve(config);
+      return 0;
+    }
+    if (command === 'worker') {
+      await work(config);
       return 0;
     }
     if (command === 'migrate') {

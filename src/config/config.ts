@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import type { ModelDefinition } from '../domain/model.ts';
+import { modelsSchema } from './models.schema.ts';
 
 /**
  * Configuration is read once, at start, from the environment and an optional JSON file
@@ -19,6 +21,22 @@ export interface Config {
   /** `postgres://…` to use PostgreSQL; absent for the embedded PGlite database. */
   readonly databaseUrl: string | undefined;
   readonly logLevel: LogLevel;
+  /** Models added to (or replacing, by modelId) the built-in catalogue. */
+  readonly models: readonly ModelDefinition[];
+  /** Credit categories spent, in this order, by models that name none. */
+  readonly creditCategories: readonly string[];
+  /** Tasks this process runs at once; 0 for an API-only node. */
+  readonly workerConcurrency: number;
+  /** How long a claimed task's lease lasts without a heartbeat. */
+  readonly taskLeaseMs: number;
+  /** How often an idle worker looks for work when no wake-up arrives. */
+  readonly taskPollMs: number;
+  /** Attempts before a task whose worker keeps dying or failing is given up. */
+  readonly taskMaxAttempts: number;
+  /** Lifetime of signed download URLs. */
+  readonly mediaUrlTtlMs: number;
+  /** How long a stopping process lets running tasks finish before handing them back. */
+  readonly shutdownDrainMs: number;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -37,6 +55,18 @@ export class ConfigError extends Error {
 }
 
 const fromString = (value: unknown) => (typeof value === 'number' ? String(value) : value);
+
+function wholeNumber(min: number, max: number) {
+  const message = `expected a whole number from ${min} to ${max}`;
+  return z.preprocess(
+    fromString,
+    z
+      .string()
+      .regex(/^\d+$/, message)
+      .transform(Number)
+      .refine((n) => n >= min && n <= max, message),
+  );
+}
 
 const schema = z.object({
   PORT: z.preprocess(
@@ -58,6 +88,17 @@ const schema = z.object({
     .refine((url) => /^postgres(ql)?:\/\//.test(url), 'expected a postgres:// URL')
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  MODELS: modelsSchema,
+  CREDIT_CATEGORIES: z
+    .string()
+    .regex(/^[a-z0-9_-]+(,[a-z0-9_-]+)*$/, 'expected comma-separated category names')
+    .transform((s) => s.split(',')),
+  WORKER_CONCURRENCY: wholeNumber(0, 64),
+  TASK_LEASE_MS: wholeNumber(1_000, 3_600_000),
+  TASK_POLL_MS: wholeNumber(10, 60_000),
+  TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
+  MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
+  SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
 });
 
 const defaults = {
@@ -65,6 +106,14 @@ const defaults = {
   HOST: '127.0.0.1',
   DATA_DIR: './data',
   LOG_LEVEL: 'info',
+  MODELS: '[]',
+  CREDIT_CATEGORIES: 'standard',
+  WORKER_CONCURRENCY: '2',
+  TASK_LEASE_MS: '30000', // 30 seconds
+  TASK_POLL_MS: '2000', // 2 seconds
+  TASK_MAX_ATTEMPTS: '3',
+  MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
+  SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
 } as const;
 
 export interface ConfigSources {
@@ -90,7 +139,8 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.');
-      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(raw[key])})`);
+      const name = String(issue.path[0]);
+      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(raw[name])})`);
     }
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
@@ -103,9 +153,17 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     dataDir: path.resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,
     logLevel: values.LOG_LEVEL,
+    models: values.MODELS as ModelDefinition[],
+    creditCategories: values.CREDIT_CATEGORIES,
+    workerConcurrency: values.WORKER_CONCURRENCY,
+    taskLeaseMs: values.TASK_LEASE_MS,
+    taskPollMs: values.TASK_POLL_MS,
+    taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
+    mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
+    shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     warnings: [],
   };
-  return Object.freeze({ ...config, warnings: Object.freeze(unsafeDefaults(config)) });
+  return deepFreeze({ ...config, warnings: unsafeDefaults(config) });
 }
 
 function readConfigFile(
@@ -151,4 +209,12 @@ function unsafeDefaults(config: Config): string[] {
     );
   }
   return warnings;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }

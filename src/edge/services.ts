@@ -1,12 +1,18 @@
 import type { GraphqlAuthenticator } from '../auth/authenticate.ts';
 import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
+import type { CatalogueService } from '../services/catalogue.service.ts';
+import type { GenerationService } from '../services/generation.service.ts';
+import type { MediaService } from '../services/media.service.ts';
 
 /** The use cases the edges may call; built once by the composition root (app.ts). */
 export interface Services {
   readonly graphqlAuth: GraphqlAuthenticator;
   readonly accounts: AccountService;
   readonly apiKeys: ApiKeyService;
+  readonly catalogue: CatalogueService;
+  readonly generations: GenerationService;
+  readonly media: MediaService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
 }

@@ -74,3 +74,40 @@ export async function changeBalance(
     .execute();
   return row.amount;
 }
+
+/**
+ * Returns to the balances exactly what the content's submission debited, by category, and
+ * records it on the content. Call it in the transaction that finishes the task with a
+ * non-zero code: that transition happens once, so the refund does too.
+ */
+export async function refundContent(q: Queryable, accountId: string, contentId: string): Promise<number> {
+  const debits = await q
+    .selectFrom('credit_ledger')
+    .select(['category', (eb) => eb.fn.sum<number>('delta').as('total')])
+    .where('reference', '=', contentId)
+    .where('account_id', '=', accountId)
+    .where('reason', '=', 'debit')
+    .groupBy('category')
+    .orderBy('category')
+    .execute();
+  let refunded = 0;
+  for (const debit of debits) {
+    const amount = -Number(debit.total);
+    if (amount <= 0) continue;
+    await changeBalance(q, { accountId, category: debit.category, delta: amount, reason: 'refund', reference: contentId });
+    refunded += amount;
+  }
+  await q.updateTable('contents').set({ credits_refunded: refunded }).where('id', '=', contentId).execute();
+  return refunded;
+}
+
+/** Balances of the account as a map, read with row locks when inside a transaction that debits. */
+export async function lockBalances(q: Queryable, accountId: string): Promise<Map<string, number>> {
+  const rows = await q
+    .selectFrom('credit_balances')
+    .select(['category', 'amount'])
+    .where('account_id', '=', accountId)
+    .forUpdate()
+    .execute();
+  return new Map(rows.map((r) => [r.category, r.amount]));
+}

@@ -24,6 +24,8 @@ export type DatabaseLocation =
 export interface Database {
   readonly db: Db;
   readonly backend: Backend;
+  /** The PostgreSQL URL (for connections outside the pool, e.g. LISTEN); null for PGlite. */
+  readonly connectionUrl: string | null;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -46,7 +48,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     // reach their callers.
     pool.on('error', (error) => location.onIdleClientError?.(error));
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-    return wrap(db, 'postgres', () => {});
+    return wrap(db, 'postgres', location.url, () => {});
   }
   let lock: DataDirLock | undefined;
   let pglite: PGlite;
@@ -63,14 +65,15 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     throw error;
   }
   const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) });
-  return wrap(db, 'pglite', () => lock?.release());
+  return wrap(db, 'pglite', null, () => lock?.release());
 }
 
-function wrap(db: Db, backend: Backend, afterClose: () => void): Database {
+function wrap(db: Db, backend: Backend, connectionUrl: string | null, afterClose: () => void): Database {
   let closed: Promise<void> | undefined;
   return {
     db,
     backend,
+    connectionUrl,
     async ping() {
       try {
         await sql`select 1`.execute(db);

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
+import * as generations from './migrations/0002-generations.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
   '0001-foundation': foundation,
+  '0002-generations': generations,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

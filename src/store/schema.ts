@@ -6,6 +6,10 @@ export interface Tables {
   credit_balances: CreditBalancesTable;
   credit_ledger: CreditLedgerTable;
   api_keys: ApiKeysTable;
+  contents: ContentsTable;
+  tasks: TasksTable;
+  media: MediaTable;
+  server_secrets: ServerSecretsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -49,4 +53,62 @@ export interface ApiKeysTable {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+}
+
+export type GenerationKind = 'image' | 'video' | 'speech' | 'avatar';
+export type TaskStatus = 'queued' | 'running' | 'finished';
+export type MediaKind = 'image' | 'video' | 'audio';
+
+export interface ContentsTable {
+  id: string;
+  account_id: string;
+  kind: GenerationKind;
+  model_id: string;
+  /** The normalized input (defaults filled in, seed chosen), as the engine receives it. */
+  input: ColumnType<unknown, string, string>;
+  input_hash: string;
+  idempotency_key: string | null;
+  credits_charged: number;
+  credits_refunded: Generated<number>;
+  created_at: CreatedAt;
+}
+
+export interface TasksTable {
+  id: string;
+  content_id: string;
+  account_id: string;
+  status: Generated<TaskStatus>;
+  finish_code: number | null;
+  finish_message: string | null;
+  progress: Generated<number>;
+  attempts: Generated<number>;
+  max_attempts: number;
+  lease_token: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  created_at: CreatedAt;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface MediaTable {
+  id: string;
+  account_id: string;
+  content_id: string | null;
+  position: number;
+  kind: MediaKind;
+  mime_type: string;
+  bytes: number;
+  width: number | null;
+  height: number | null;
+  duration_ms: number | null;
+  storage_key: string;
+  filename: string;
+  created_at: CreatedAt;
+}
+
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: CreatedAt;
 }

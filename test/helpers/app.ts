@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type App, buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Clock } from '../../src/shared/clock.ts';
 import type { Database } from '../../src/store/database.ts';
+import { freePort } from './net.ts';
 
 /** A running app on 127.0.0.1 with an ephemeral port, and everything it logged. */
 export interface TestApp {
@@ -25,8 +29,17 @@ export async function startTestApp(
       done();
     },
   });
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-test-'));
+  const port = await freePort();
   const config = loadConfig({
-    env: { LOG_LEVEL: 'debug', ...options.env },
+    env: {
+      LOG_LEVEL: 'debug',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      TASK_POLL_MS: '100',
+      ...options.env,
+    },
     cwd: process.cwd(),
   });
   const app = await buildApp(config, {
@@ -34,8 +47,16 @@ export async function startTestApp(
     logStream,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const address = await app.http.listen({ host: '127.0.0.1', port: 0 });
-  return { app, url: address, logs: () => lines.join(''), close: () => app.close() };
+  const address = await app.http.listen({ host: '127.0.0.1', port });
+  return {
+    app,
+    url: address,
+    logs: () => lines.join(''),
+    close: async () => {
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A clock the test moves by hand. */

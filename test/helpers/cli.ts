@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
+import { freePort } from './net.ts';
 
 const bin = new URL('../../bin/atelier', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -73,13 +73,4 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
       return exited;
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }

@@ -13,9 +13,8 @@ export interface SchemaTypes {
   };
 }
 
-export type Builder = PothosSchemaTypes.SchemaBuilder<
-  PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>
->;
+export type Types = PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>;
+export type Builder = PothosSchemaTypes.SchemaBuilder<Types>;
 
 /** A fresh builder with the contract's scalars and root types; each schema/ area adds to it. */
 export function createBuilder(): Builder {

@@ -27,3 +27,8 @@ export function requireActor(ctx: GraphqlContext): Actor {
       );
   }
 }
+
+/** The caller if one is authenticated, for public reads that answer more to an account. */
+export function optionalActor(ctx: GraphqlContext): Actor | null {
+  return ctx.auth.kind === 'actor' ? ctx.auth.actor : null;
+}

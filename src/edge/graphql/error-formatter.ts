@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { generationMutationFields } from './schema/generation.schema.ts';
 
 /**
  * Maps errors to the wire: an AppError keeps its code and details; a problem with the request
@@ -18,11 +19,17 @@ export function toGraphqlError(
     ...(error.locations === undefined ? {} : { locations: error.locations }),
     ...(error.path === undefined ? {} : { path: error.path }),
   };
+  // On a generation mutation, say whether a charged submission exists (DESIGN.md errors).
+  const root = error.path?.[0];
+  const charged =
+    typeof root === 'string' && generationMutationFields.has(root)
+      ? { charged: (error.path?.length ?? 0) > 1 }
+      : {};
   if (original instanceof AppError) {
     return {
       ...base,
       message: original.message,
-      extensions: appErrorExtensions(original, requestId),
+      extensions: { ...appErrorExtensions(original, requestId), ...charged },
     };
   }
   if (error.path === undefined) {
@@ -35,7 +42,7 @@ export function toGraphqlError(
   return {
     ...base,
     message: `Internal error; the request id ${requestId} identifies it in the server log.`,
-    extensions: { code: ErrorCode.Internal, retryable: true, requestId },
+    extensions: { code: ErrorCode.Internal, retryable: true, requestId, ...charged },
   };
 }
 

@@ -1,0 +1,34 @@
+/** One category's part of a debit. */
+export interface DebitPart {
+  readonly category: string;
+  readonly amount: number;
+}
+
+export type DebitPlan =
+  | { readonly ok: true; readonly parts: readonly DebitPart[] }
+  | { readonly ok: false; readonly available: number };
+
+/**
+ * How `amount` credits are taken from the balances: from `category` alone when the model
+ * names one, otherwise from the categories in `order`, each drained before the next
+ * (DESIGN.md "Credits"). A plan that cannot be covered says how much was available.
+ */
+export function planDebit(
+  balances: ReadonlyMap<string, number>,
+  amount: number,
+  order: readonly string[],
+  category: string | null,
+): DebitPlan {
+  const eligible = category === null ? order : [category];
+  const available = eligible.reduce((sum, c) => sum + (balances.get(c) ?? 0), 0);
+  if (available < amount) return { ok: false, available };
+  const parts: DebitPart[] = [];
+  let rest = amount;
+  for (const c of eligible) {
+    if (rest === 0) break;
+    const take = Math.min(rest, balances.get(c) ?? 0);
+    if (take > 0) parts.push({ category: c, amount: take });
+    rest -= take;
+  }
+  return { ok: true, parts };
+}

@@ -1,0 +1,15 @@
+export type ElementKind = 'character' | 'object' | 'style' | 'scene';
+
+/** A reusable ingredient of a generation: a character, object, style or scene. */
+export interface ElementDefinition {
+  readonly elementId: string;
+  readonly kind: ElementKind;
+  readonly name: string;
+  readonly description: string | null;
+  /** Null for the shared library; the owner's account otherwise. */
+  readonly accountId: string | null;
+  /** SVG source of the element's picture (built-in library elements). */
+  readonly svg: string | null;
+  readonly previewMediaId: string | null;
+  readonly createdAt: Date;
+}

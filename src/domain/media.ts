@@ -1,0 +1,1 @@
+export type MediaKind = 'image' | 'video' | 'audio';

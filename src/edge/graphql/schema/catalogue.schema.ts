@@ -1,0 +1,89 @@
+import type { ElementDefinition } from '../../../domain/element.ts';
+import type { Pricing } from '../../../domain/model.ts';
+import type { ModelView } from '../../../services/catalogue.service.ts';
+import type { Builder } from '../builder.ts';
+import { optionalActor } from '../context.ts';
+import { connectionRef } from './common.schema.ts';
+import type { SharedTypes } from './shared-types.schema.ts';
+
+export function addCatalogueSchema(builder: Builder, enums: SharedTypes): void {
+  const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
+    fields: (t) => ({
+      unit: t.exposeString('unit', { description: 'image | second | character | request' }),
+      credits: t.exposeInt('credits'),
+      category: t.exposeString('category', { nullable: true }),
+    }),
+  });
+
+  const ModelRef = builder.objectRef<ModelView>('Model').implement({
+    fields: (t) => ({
+      modelId: t.id({ resolve: (v) => v.model.modelId }),
+      name: t.string({ resolve: (v) => v.model.name }),
+      kind: t.field({ type: enums.GenerationKind, resolve: (v) => v.model.kind }),
+      status: t.field({ type: enums.ModelStatus, resolve: (v) => v.model.status }),
+      description: t.string({ nullable: true, resolve: (v) => v.model.description }),
+      accessible: t.boolean({
+        nullable: true,
+        description: 'Whether the authenticated account may use it; null without a credential.',
+        resolve: (v) => v.accessible,
+      }),
+      capabilities: t.field({
+        type: 'JSON',
+        description: 'The settings it accepts and their allowed combinations.',
+        resolve: (v) => v.model.capabilities,
+      }),
+      pricing: t.field({ type: PricingRef, resolve: (v) => v.model.pricing }),
+    }),
+  });
+
+  const ElementRef = builder.objectRef<ElementDefinition>('Element').implement({
+    fields: (t) => ({
+      elementId: t.exposeID('elementId'),
+      kind: t.field({ type: enums.ElementKind, resolve: (e) => e.kind }),
+      name: t.exposeString('name'),
+      description: t.exposeString('description', { nullable: true }),
+      public: t.boolean({ resolve: (e) => e.accountId === null }),
+      previewMediaId: t.exposeID('previewMediaId', { nullable: true }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    }),
+  });
+
+  const ModelConnection = connectionRef(builder, 'ModelConnection', ModelRef, enums.PageInfo);
+  const ElementConnection = connectionRef(builder, 'ElementConnection', ElementRef, enums.PageInfo);
+
+  builder.queryFields((t) => ({
+    listModels: t.field({
+      type: ModelConnection,
+      nullable: true,
+      description: 'Public catalogue of generation models. `Model.accessible` needs a credential.',
+      args: {
+        kind: t.arg({ type: enums.GenerationKind }),
+        status: t.arg({ type: enums.ModelStatus }),
+        first: t.arg.int({ defaultValue: 50 }),
+        after: t.arg.string(),
+      },
+      resolve: (_root, args, ctx) =>
+        ctx.services.catalogue.listModels(optionalActor(ctx), args, args.first, args.after),
+    }),
+    getModel: t.field({
+      type: ModelRef,
+      nullable: true,
+      args: { modelId: t.arg.id({ required: true }) },
+      resolve: (_root, { modelId }, ctx) => ctx.services.catalogue.getModel(optionalActor(ctx), modelId),
+    }),
+    listElements: t.field({
+      type: ElementConnection,
+      nullable: true,
+      description: "Public elements plus, with a credential, the account's own.",
+      args: { kind: t.arg({ type: enums.ElementKind }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+      resolve: (_root, args, ctx) =>
+        ctx.services.catalogue.listElements(optionalActor(ctx), args, args.first, args.after),
+    }),
+    getElement: t.field({
+      type: ElementRef,
+      nullable: true,
+      args: { elementId: t.arg.id({ required: true }) },
+      resolve: (_root, { elementId }, ctx) => ctx.services.catalogue.getElement(optionalActor(ctx), elementId),
+    }),
+  }));
+}

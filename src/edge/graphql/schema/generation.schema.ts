@@ -1,0 +1,201 @@
+import type { CostEstimate, Submission } from '../../../services/generation.service.ts';
+import type { ContentView, MediaView, TaskView } from '../../../services/generation-views.ts';
+import type { SignedUrl } from '../../../storage/url-signer.ts';
+import type { Builder } from '../builder.ts';
+import { optionalActor, requireActor } from '../context.ts';
+import { connectionRef } from './common.schema.ts';
+import type { SharedTypes } from './shared-types.schema.ts';
+
+/**
+ * Root fields that create a charged generation. Their errors carry `extensions.charged`:
+ * false on the field itself (nothing was created), true below it (the submission exists).
+ */
+export const generationMutationFields: ReadonlySet<string> = new Set([
+  'generateImage',
+  'generateVideo',
+  'generateSpeech',
+  'generateAvatarVideo',
+]);
+
+export function addGenerationSchema(builder: Builder, types: SharedTypes): void {
+  const DownloadUrlRef = builder.objectRef<SignedUrl>('DownloadUrl').implement({
+    fields: (t) => ({
+      mediaId: t.exposeID('mediaId'),
+      url: t.exposeString('url'),
+      expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    }),
+  });
+
+  const MediaRef = builder.objectRef<MediaView>('Media').implement({
+    fields: (t) => ({
+      mediaId: t.exposeID('mediaId'),
+      kind: t.field({ type: types.MediaKind, resolve: (m) => m.kind }),
+      mimeType: t.exposeString('mimeType'),
+      bytes: t.exposeInt('bytes'),
+      width: t.exposeInt('width', { nullable: true }),
+      height: t.exposeInt('height', { nullable: true }),
+      durationMs: t.exposeInt('durationMs', { nullable: true }),
+      download: t.field({
+        type: DownloadUrlRef,
+        description: 'A fresh signed URL at every read.',
+        resolve: (m) => m.download,
+      }),
+    }),
+  });
+
+  const TaskRef = builder.objectRef<TaskView>('Task').implement({
+    fields: (t) => ({
+      taskId: t.exposeID('taskId'),
+      contentId: t.exposeID('contentId'),
+      status: t.field({ type: types.TaskStatus, resolve: (task) => task.status }),
+      finishCode: t.exposeInt('finishCode', {
+        nullable: true,
+        description: 'Null until finished. 0 = success; see the error catalogue for the others.',
+      }),
+      finishMessage: t.exposeString('finishMessage', { nullable: true }),
+      progress: t.exposeFloat('progress', { nullable: true, description: '0..1' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+      finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    }),
+  });
+
+  const ContentRef = builder.objectRef<ContentView>('Content').implement({
+    fields: (t) => ({
+      contentId: t.exposeID('contentId'),
+      kind: t.field({ type: types.GenerationKind, resolve: (c) => c.kind }),
+      modelId: t.exposeID('modelId'),
+      input: t.field({ type: 'JSON', resolve: (c) => c.input }),
+      task: t.field({ type: TaskRef, resolve: (c) => c.task }),
+      media: t.field({ type: [MediaRef], resolve: (c) => c.media }),
+      creditsCharged: t.exposeInt('creditsCharged'),
+      creditsRefunded: t.exposeInt('creditsRefunded', {
+        description: 'What a non-zero finish returned to the balances (0 until then).',
+      }),
+      idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    }),
+  });
+
+  const SubmissionRef = builder.objectRef<Submission>('GenerationSubmission').implement({
+    fields: (t) => ({
+      contentId: t.exposeID('contentId'),
+      taskId: t.exposeID('taskId'),
+      deduplicated: t.exposeBoolean('deduplicated', {
+        description: 'true when an earlier submission with the same idempotencyKey was returned',
+      }),
+      content: t.field({
+        type: ContentRef,
+        nullable: true,
+        description: 'Nullable on purpose: the IDs above survive a failure to read these (spec §4.1 rule 2).',
+        resolve: (s, _args, ctx) => ctx.services.generations.getContent(requireActor(ctx), s.contentId),
+      }),
+      task: t.field({
+        type: TaskRef,
+        nullable: true,
+        resolve: (s, _args, ctx) => ctx.services.generations.getTask(requireActor(ctx), s.taskId),
+      }),
+    }),
+  });
+
+  const CostEstimateRef = builder.objectRef<CostEstimate>('CostEstimate').implement({
+    fields: (t) => ({
+      credits: t.exposeInt('credits'),
+      category: t.exposeString('category', { nullable: true }),
+      affordable: t.exposeBoolean('affordable', { nullable: true }),
+    }),
+  });
+
+  const GenerateImageInput = builder.inputType('GenerateImageInput', {
+    fields: (t) => ({
+      modelId: t.id({ required: true }),
+      prompt: t.string({ required: true }),
+      negativePrompt: t.string(),
+      width: t.int(),
+      height: t.int(),
+      aspectRatio: t.string(),
+      count: t.int({ defaultValue: 1 }),
+      seed: t.int(),
+      format: t.string(),
+      elementIds: t.idList(),
+      idempotencyKey: t.string({
+        description: 'Same key, same account: the first submission is returned and nothing is charged twice.',
+      }),
+    }),
+  });
+
+  const CostEstimateInput = builder.inputType('CostEstimateInput', {
+    fields: (t) => ({
+      kind: t.field({ type: types.GenerationKind, required: true }),
+      input: t.field({ type: 'JSON', required: true, description: 'The same object as the matching generate*Input.' }),
+    }),
+  });
+
+  const ContentFilter = builder.inputType('ContentFilter', {
+    fields: (t) => ({
+      kind: t.field({ type: types.GenerationKind }),
+      status: t.field({ type: types.TaskStatus }),
+      createdAfter: t.field({ type: 'DateTime' }),
+      createdBefore: t.field({ type: 'DateTime' }),
+      idempotencyKey: t.string(),
+    }),
+  });
+
+  const ContentConnection = connectionRef(builder, 'ContentConnection', ContentRef, types.PageInfo);
+
+  builder.queryFields((t) => ({
+    getContent: t.field({
+      type: ContentRef,
+      nullable: true,
+      description: 'One generation of the account: its task, its media.',
+      args: { contentId: t.arg.id({ required: true }) },
+      resolve: (_root, { contentId }, ctx) => ctx.services.generations.getContent(requireActor(ctx), contentId),
+    }),
+    getTask: t.field({
+      type: TaskRef,
+      nullable: true,
+      args: { taskId: t.arg.id({ required: true }) },
+      resolve: (_root, { taskId }, ctx) => ctx.services.generations.getTask(requireActor(ctx), taskId),
+    }),
+    listContents: t.field({
+      type: ContentConnection,
+      nullable: true,
+      description:
+        "The account's generation history, newest first: the place to reconcile an uncertain submission.",
+      args: { filter: t.arg({ type: ContentFilter }), first: t.arg.int({ defaultValue: 20 }), after: t.arg.string() },
+      resolve: (_root, args, ctx) =>
+        ctx.services.generations.listContents(requireActor(ctx), args.filter ?? {}, args.first, args.after),
+    }),
+    getDownloadUrls: t.field({
+      type: [DownloadUrlRef],
+      nullable: true,
+      description: 'Fresh, expiring download URLs for media of the account. Asking again refreshes them.',
+      args: { mediaIds: t.arg.idList({ required: true }) },
+      resolve: (_root, { mediaIds }, ctx) => ctx.services.media.downloadUrls(requireActor(ctx), mediaIds),
+    }),
+    estimateCost: t.field({
+      type: CostEstimateRef,
+      nullable: true,
+      description: 'What a generation would cost, without running it.',
+      args: { input: t.arg({ type: CostEstimateInput, required: true }) },
+      resolve: (_root, { input }, ctx) =>
+        ctx.services.generations.estimate(optionalActor(ctx), input.kind, input.input),
+    }),
+  }));
+
+  builder.mutationFields((t) => ({
+    generateImage: t.field({
+      type: SubmissionRef,
+      nullable: true,
+      args: { input: t.arg({ type: GenerateImageInput, required: true }) },
+      resolve: (_root, { input }, ctx) => ctx.services.generations.submitImage(requireActor(ctx), input),
+    }),
+    cancelTask: t.field({
+      type: TaskRef,
+      nullable: true,
+      description: 'Cancels a queued or running task; it finishes with finishCode 2 and its credits are refunded.',
+      args: { taskId: t.arg.id({ required: true }) },
+      resolve: (_root, { taskId }, ctx) => ctx.services.generations.cancelTask(requireActor(ctx), taskId),
+    }),
+  }));
+}

@@ -1,0 +1,51 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
+
+// A valid 1x1 transparent PNG.
+const pixel = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+/**
+ * A deterministic stand-in for a slow or failing engine, for tests and the queue benchmark.
+ * Options: `durationMs` (default 0), `failCode` + `failMessage` (an expected failure),
+ * `throw` (an unexpected one, which the runner retries). Produces one 1x1 PNG per image.
+ */
+export const fakeEngine: Engine = {
+  name: 'fake',
+  async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
+    const { durationMs = 0, failCode, failMessage, throw: shouldThrow } = request.options as {
+      durationMs?: number;
+      failCode?: number;
+      failMessage?: string;
+      throw?: boolean;
+    };
+    const steps = durationMs > 0 ? 10 : 0;
+    for (let step = 1; step <= steps; step++) {
+      await sleep(durationMs / steps, undefined, { signal: context.signal });
+      context.reportProgress(step / steps);
+    }
+    if (shouldThrow) throw new Error('fake engine: unexpected failure');
+    if (typeof failCode === 'number') {
+      return { ok: false, finishCode: failCode, message: failMessage ?? 'fake engine failure' };
+    }
+    return {
+      ok: true,
+      outputs: Array.from({ length: request.settings.count }, () => ({
+        kind: 'image' as const,
+        mimeType: 'image/png',
+        extension: 'png',
+        bytes: pixel,
+        width: 1,
+        height: 1,
+      })),
+    };
+  },
+};
+
+/** Does nothing and produces nothing: measures the queue alone. */
+export const noopEngine: Engine = {
+  name: 'noop',
+  run: async () => ({ ok: true, outputs: [] }),
+};

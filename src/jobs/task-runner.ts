@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ElementKind } from '../domain/element.ts';
+import type { ImageSettings } from '../domain/image-settings.ts';
+import type { ModelDefinition } from '../domain/model.ts';
+import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
+import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
+import { newId } from '../shared/ids.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Db } from '../store/database.ts';
+import type { NewMediaRow } from '../store/media.store.ts';
+import {
+  type ClaimedTask,
+  claimTask,
+  finishTask,
+  recoverExpiredLeases,
+  releaseTask,
+  renewLease,
+  writeProgress,
+} from '../store/task-queue.store.ts';
+import type { MediaStorage } from '../storage/media-storage.ts';
+
+export interface TaskRunnerOptions {
+  db: Db;
+  events: TaskEvents;
+  storage: MediaStorage;
+  engines: ReadonlyMap<string, Engine>;
+  model(modelId: string): ModelDefinition | undefined;
+  elementPictures(elementIds: readonly string[]): Promise<{ kind: ElementKind; picture: Buffer }[]>;
+  log: Logger;
+  /** Tasks run at once by this process. */
+  concurrency: number;
+  /** A claim is held this long without a heartbeat; heartbeats come every third of it. */
+  leaseMs: number;
+  /** Fallback poll when no wake-up arrives. */
+  pollMs: number;
+}
+
+type AbortReason = 'lost' | 'cancelled' | 'shutdown';
+
+/**
+ * Runs queued tasks: claims under a lease, renews it while the engine works, writes progress,
+ * and finishes (media, or failure with refund) in one transaction fenced by the lease token.
+ * An engine's unexpected error puts the task back for another attempt; a worker that dies
+ * leaves a lease that expires, and any runner's sweep requeues the task or, with no attempts
+ * left, finishes it as lost (code 5) with a refund.
+ */
+export class TaskRunner {
+  readonly #o: TaskRunnerOptions;
+  readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  readonly #running = new Map<string, (reason: AbortReason) => void>();
+  readonly #sleepers = new Set<() => void>();
+  #slots: Promise<void>[] = [];
+  #stopping = false;
+  #lastSweep = 0;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(options: TaskRunnerOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    this.#unsubscribe = this.#o.events.subscribe((event) => this.#onEvent(event));
+    this.#slots = Array.from({ length: this.#o.concurrency }, () => this.#slot());
+  }
+
+  /** Stops claiming, lets running tasks finish for up to `drainMs`, then gives the rest back. */
+  async stop(drainMs: number): Promise<void> {
+    this.#stopping = true;
+    this.#wakeAll();
+    const drained = Promise.all(this.#slots);
+    const timer = setTimeout(() => {
+      for (const abort of this.#running.values()) abort('shutdown');
+    }, drainMs);
+    try {
+      await drained;
+    } finally {
+      clearTimeout(timer);
+      this.#unsubscribe?.();
+    }
+  }
+
+  #onEvent(event: TaskEvent): void {
+    if (event.type === 'queued') this.#wakeAll();
+    else if (event.finished) this.#running.get(event.taskId)?.('cancelled');
+  }
+
+  async #slot(): Promise<void> {
+    while (!this.#stopping) {
+      let claimed: ClaimedTask | undefined;
+      try {
+        await this.#sweep();
+        claimed = await claimTask(this.#o.db, this.#owner, this.#o.leaseMs);
+      } catch (error) {
+        this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
+      }
+      if (claimed === undefined) await this.#sleep();
+      else await this.#run(claimed);
+    }
+  }
+
+  #sleep(): Promise<void> {
+    if (this.#stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, this.#o.pollMs);
+      this.#sleepers.add(wake);
+    });
+  }
+
+  #wakeAll(): void {
+    for (const wake of [...this.#sleepers]) wake();
+  }
+
+  /** Requeues tasks of dead workers; finishes as lost those out of attempts. */
+  async #sweep(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#lastSweep < this.#o.leaseMs / 2) return;
+    this.#lastSweep = now;
+    const { requeued, exhausted } = await recoverExpiredLeases(this.#o.db);
+    if (requeued > 0) this.#o.log.warn({ requeued }, 'requeued tasks whose lease expired');
+    for (const id of exhausted) {
+      const task = await finishTask(this.#o.db, id, { kind: 'expired-lease' }, {
+        code: 5,
+        message: 'Lost: no worker finished it within its attempts. Credits were refunded.',
+      });
+      if (task !== undefined) await this.#announce({ type: 'changed', taskId: id, accountId: task.account_id, finished: true });
+    }
+  }
+
+  async #run({ task, content }: ClaimedTask): Promise<void> {
+    const controller = new AbortController();
+    let reason: AbortReason | undefined;
+    const abort = (why: AbortReason) => {
+      if (reason !== undefined) return;
+      reason = why;
+      controller.abort(new Error(`task ${why}`));
+    };
+    this.#running.set(task.id, abort);
+    const heartbeat = setInterval(() => {
+      renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
+        (held) => held || abort('lost'),
+        (error: unknown) => this.#o.log.warn({ err: error, taskId: task.id }, 'lease renewal failed'),
+      );
+    }, Math.max(50, Math.floor(this.#o.leaseMs / 3)));
+    let progress: Promise<unknown> = Promise.resolve();
+    let lastProgressAt = 0;
+    const reportProgress = (value: number) => {
+      const now = Date.now();
+      if (now - lastProgressAt < 250 && value < 1) return;
+      lastProgressAt = now;
+      progress = progress.then(() => writeProgress(this.#o.db, task.id, task.lease_token, value)).catch(() => {});
+    };
+    await this.#announce({ type: 'changed', taskId: task.id, accountId: task.account_id, finished: false });
+    try {
+      const result = await this.#execute(content.model_id, content.input, task.id, controller.signal, reportProgress);
+      await progress;
+      if (reason === undefined) await this.#finish(task.id, task.lease_token, task.account_id, content.id, result);
+      else if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
+    } catch (error) {
+      await progress;
+      if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
+      else if (reason === undefined) await this.#failed(task, error);
+    } finally {
+      clearInterval(heartbeat);
+      this.#running.delete(task.id);
+    }
+  }
+
+  async #execute(
+    modelId: string,
+    input: unknown,
+    taskId: string,
+    signal: AbortSignal,
+    reportProgress: (value: number) => void,
+  ): Promise<EngineResult> {
+    const model = this.#o.model(modelId);
+    const engine = model === undefined ? undefined : this.#o.engines.get(model.engine);
+    if (model === undefined || engine === undefined) {
+      return { ok: false, finishCode: 1, message: `Model "${modelId}" is no longer available.` };
+    }
+    const settings = input as ImageSettings;
+    const elements = await this.#o.elementPictures(settings.elementIds);
+    return engine.run(
+      { taskId, kind: 'image', settings, options: model.engineOptions, elements },
+      { signal, reportProgress },
+    );
+  }
+
+  async #finish(taskId: string, token: string, accountId: string, contentId: string, result: EngineResult): Promise<void> {
+    const media = result.ok ? await this.#store(accountId, contentId, result.outputs) : [];
+    const finished = await finishTask(
+      this.#o.db,
+      taskId,
+      { kind: 'lease', token },
+      result.ok ? { code: 0, message: null, media } : { code: result.finishCode, message: result.message },
+    );
+    if (finished === undefined) {
+      // Fenced: the lease was taken over or the task cancelled meanwhile. Leave no orphans.
+      await Promise.all(media.map((m) => this.#o.storage.remove(m.storageKey)));
+      return;
+    }
+    await this.#announce({ type: 'changed', taskId, accountId, finished: true });
+  }
+
+  async #store(accountId: string, contentId: string, outputs: readonly EngineOutput[]): Promise<NewMediaRow[]> {
+    const rows: NewMediaRow[] = [];
+    for (const [position, output] of outputs.entries()) {
+      const id = newId('med');
+      const storageKey = `media/${accountId}/${id}.${output.extension}`;
+      await this.#o.storage.put(storageKey, output.bytes);
+      rows.push({
+        id,
+        accountId,
+        contentId,
+        position,
+        kind: output.kind,
+        mimeType: output.mimeType,
+        bytes: output.bytes.length,
+        width: output.width ?? null,
+        height: output.height ?? null,
+        durationMs: output.durationMs ?? null,
+        storageKey,
+        filename: `${contentId}-${position + 1}.${output.extension}`,
+      });
+    }
+    return rows;
+  }
+
+  async #failed(task: ClaimedTask['task'], error: unknown): Promise<void> {
+    this.#o.log.error({ err: error, taskId: task.id, attempt: task.attempts }, 'engine failed unexpectedly');
+    if (task.attempts < task.max_attempts && (await releaseTask(this.#o.db, task.id, task.lease_token, true))) {
+      await this.#announce({ type: 'queued' });
+      return;
+    }
+    const finished = await finishTask(this.#o.db, task.id, { kind: 'lease', token: task.lease_token }, {
+      code: 1,
+      message: `The engine failed in each of ${task.attempts} attempts. Credits were refunded.`,
+    });
+    if (finished !== undefined) {
+      await this.#announce({ type: 'changed', taskId: task.id, accountId: task.account_id, finished: true });
+    }
+  }
+
+  async #announce(event: TaskEvent): Promise<void> {
+    try {
+      await this.#o.events.publish(event);
+    } catch (error) {
+      this.#o.log.warn({ err: error }, 'task event not published');
+    }
+  }
+}

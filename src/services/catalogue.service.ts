@@ -1,0 +1,112 @@
+import type { Actor } from '../domain/actor.ts';
+import type { ElementDefinition, ElementKind } from '../domain/element.ts';
+import { canUse, type GenerationKind, type ModelDefinition, type ModelStatus } from '../domain/model.ts';
+import { AppError, ErrorCode } from '../shared/errors.ts';
+import { type Page, pageOf } from '../shared/pagination.ts';
+
+/** A model as one caller sees it: `accessible` is null without a credential. */
+export interface ModelView {
+  readonly model: ModelDefinition;
+  readonly accessible: boolean | null;
+}
+
+export interface ModelFilter {
+  kind?: GenerationKind | null | undefined;
+  status?: ModelStatus | null | undefined;
+}
+
+/**
+ * Models and library elements: public reads. The catalogue is configuration (built-ins plus
+ * `MODELS`), held in memory; own elements of accounts join it with the media issue.
+ */
+export class CatalogueService {
+  readonly #models: ReadonlyMap<string, ModelDefinition>;
+  readonly #elements: ReadonlyMap<string, ElementDefinition>;
+
+  constructor(deps: { models: readonly ModelDefinition[]; elements: readonly ElementDefinition[] }) {
+    this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
+    this.#elements = new Map(deps.elements.map((e) => [e.elementId, e]));
+  }
+
+  listModels(actor: Actor | null, filter: ModelFilter, first?: number | null, after?: string | null): Page<ModelView> {
+    const models = [...this.#models.values()].filter(
+      (m) => (filter.kind == null || m.kind === filter.kind) && (filter.status == null || m.status === filter.status),
+    );
+    const page = pageOf(models, first, after);
+    return { ...page, nodes: page.nodes.map((model) => view(model, actor)) };
+  }
+
+  getModel(actor: Actor | null, modelId: string): ModelView {
+    return view(this.model(modelId), actor);
+  }
+
+  /** The model, or 140004 naming the field. */
+  model(modelId: string): ModelDefinition {
+    const model = this.#models.get(modelId);
+    if (model === undefined) {
+      throw new AppError(ErrorCode.NotFound, `No model "${modelId}"; listModels shows the catalogue.`, {
+        field: 'modelId',
+      });
+    }
+    return model;
+  }
+
+  /**
+   * The model if the actor may submit to it now: ready (else 110202, with its status) and
+   * accessible to the account (else 110202).
+   */
+  usableModel(actor: Actor, modelId: string): ModelDefinition {
+    const model = this.model(modelId);
+    if (model.status !== 'ready') {
+      throw new AppError(ErrorCode.Forbidden, `Model "${modelId}" is ${model.status} and takes no submissions.`, {
+        field: 'modelId',
+        status: model.status,
+      });
+    }
+    if (!canUse(model, actor)) {
+      throw new AppError(ErrorCode.Forbidden, `This account may not use model "${modelId}".`, { field: 'modelId' });
+    }
+    return model;
+  }
+
+  listElements(
+    actor: Actor | null,
+    filter: { kind?: ElementKind | null | undefined },
+    first?: number | null,
+    after?: string | null,
+  ): Page<ElementDefinition> {
+    const elements = [...this.#elements.values()].filter(
+      (e) => visible(e, actor) && (filter.kind == null || e.kind === filter.kind),
+    );
+    return pageOf(elements, first, after);
+  }
+
+  getElement(actor: Actor | null, elementId: string): ElementDefinition {
+    const element = this.#elements.get(elementId);
+    if (element === undefined || !visible(element, actor)) {
+      throw new AppError(ErrorCode.NotFound, `No element "${elementId}".`, { field: 'elementId' });
+    }
+    return element;
+  }
+
+  /** The elements a submission names, all visible to the actor, or 140004 naming the missing. */
+  elementsFor(actor: Actor, elementIds: readonly string[]): ElementDefinition[] {
+    const found = elementIds.map((id) => this.#elements.get(id));
+    const missing = elementIds.filter((_, i) => found[i] === undefined || !visible(found[i]!, actor));
+    if (missing.length > 0) {
+      throw new AppError(ErrorCode.NotFound, `No element ${missing.map((id) => `"${id}"`).join(', ')}.`, {
+        field: 'elementIds',
+        missing,
+      });
+    }
+    return found as ElementDefinition[];
+  }
+}
+
+function view(model: ModelDefinition, actor: Actor | null): ModelView {
+  return { model, accessible: actor === null ? null : canUse(model, actor) };
+}
+
+function visible(element: ElementDefinition, actor: Actor | null): boolean {
+  return element.accountId === null || element.accountId === actor?.accountId;
+}

@@ -1,0 +1,312 @@
+import { createHash, randomInt } from 'node:crypto';
+import type { Actor } from '../domain/actor.ts';
+import { planDebit } from '../domain/credits.ts';
+import { type ImageSettings, maxSeed, priceImage, validateImageSettings } from '../domain/image-settings.ts';
+import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
+import type { TaskEvents } from '../events/task-events.ts';
+import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import {
+  type ContentListFilter,
+  type ContentRow,
+  findContent,
+  findContentByIdempotencyKey,
+  insertContent,
+  listContents,
+} from '../store/content.store.ts';
+import { changeBalance, listBalances, lockBalances } from '../store/credit.store.ts';
+import type { Db, Queryable } from '../store/database.ts';
+import { listMediaOfContents } from '../store/media.store.ts';
+import { findTask, findTasksOfContents, finishTask, insertTask } from '../store/task-queue.store.ts';
+import type { UrlSigner } from '../storage/url-signer.ts';
+import type { CatalogueService } from './catalogue.service.ts';
+import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
+import { decodeCursor, encodeCursor, type Page, pageSize } from '../shared/pagination.ts';
+
+/** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
+export interface Submission {
+  readonly contentId: string;
+  readonly taskId: string;
+  readonly deduplicated: boolean;
+}
+
+export interface CostEstimate {
+  readonly credits: number;
+  readonly category: string | null;
+  readonly affordable: boolean | null;
+}
+
+export interface GenerationServiceDeps {
+  db: Db;
+  catalogue: CatalogueService;
+  events: TaskEvents;
+  signer: UrlSigner;
+  /** Categories spent, in order, by models that name none. */
+  creditOrder: readonly string[];
+  maxAttempts: number;
+}
+
+const maxIdempotencyKeyLength = 200;
+/** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
+const uniqueViolation = '23505';
+
+/**
+ * Generations of an account: submission (validated, priced, charged and queued in one
+ * transaction), cost estimates with the same rules, results, and cancellation.
+ */
+export class GenerationService {
+  readonly #deps: GenerationServiceDeps;
+
+  constructor(deps: GenerationServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async submitImage(actor: Actor, input: Readonly<Record<string, unknown>>): Promise<Submission> {
+    const modelId = requireString(input.modelId, 'modelId');
+    const model = this.#deps.catalogue.usableModel(actor, modelId);
+    if (model.kind !== 'image') {
+      throw invalidInput([{ field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not an image model` }]);
+    }
+    const settings = validated(model, input);
+    this.#deps.catalogue.elementsFor(actor, settings.elementIds);
+    const idempotencyKey = optionalKey(input.idempotencyKey);
+    const request = { kind: 'image' as const, model, settings, idempotencyKey, inputHash: hashInput(input) };
+    try {
+      return await this.#submit(actor, request);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== uniqueViolation || idempotencyKey === null) throw error;
+      // Another submission with the same key committed first: answer as if we had come second.
+      return this.#submit(actor, request);
+    }
+  }
+
+  async #submit(
+    actor: Actor,
+    request: {
+      kind: GenerationKind;
+      model: ModelDefinition;
+      settings: ImageSettings;
+      idempotencyKey: string | null;
+      inputHash: string;
+    },
+  ): Promise<Submission> {
+    const { model, settings, idempotencyKey, inputHash } = request;
+    const credits = priceImage(model, settings);
+    const submission = await this.#deps.db.transaction().execute(async (trx) => {
+      if (idempotencyKey !== null) {
+        const earlier = await findContentByIdempotencyKey(trx, actor.accountId, idempotencyKey);
+        if (earlier !== undefined) return this.#deduplicate(trx, earlier, inputHash);
+      }
+      const plan = planDebit(await lockBalances(trx, actor.accountId), credits, this.#deps.creditOrder, model.pricing.category);
+      if (!plan.ok) {
+        throw new AppError(
+          ErrorCode.InsufficientCredits,
+          `This generation costs ${credits} credits; ${plan.available} are available.`,
+          { required: credits, available: plan.available, category: model.pricing.category },
+        );
+      }
+      const contentId = newId('cnt');
+      for (const part of plan.parts) {
+        await changeBalance(trx, {
+          accountId: actor.accountId,
+          category: part.category,
+          delta: -part.amount,
+          reason: 'debit',
+          reference: contentId,
+        });
+      }
+      await insertContent(trx, {
+        id: contentId,
+        accountId: actor.accountId,
+        kind: request.kind,
+        modelId: model.modelId,
+        input: { modelId: model.modelId, ...settings },
+        inputHash,
+        idempotencyKey,
+        creditsCharged: credits,
+      });
+      const task = await insertTask(trx, {
+        id: newId('tsk'),
+        contentId,
+        accountId: actor.accountId,
+        maxAttempts: this.#deps.maxAttempts,
+      });
+      return { contentId, taskId: task.id, deduplicated: false };
+    });
+    if (!submission.deduplicated) await this.#announce({ type: 'queued' });
+    return submission;
+  }
+
+  async #deduplicate(trx: Queryable, earlier: ContentRow, inputHash: string): Promise<Submission> {
+    if (earlier.input_hash !== inputHash) {
+      throw new AppError(
+        ErrorCode.IdempotencyConflict,
+        'This idempotencyKey was used for a different input; use a new key or resend the original input.',
+        { field: 'idempotencyKey', contentId: earlier.id },
+      );
+    }
+    const [task] = await findTasksOfContents(trx, [earlier.id]);
+    return { contentId: earlier.id, taskId: task!.id, deduplicated: true };
+  }
+
+  /** What a generation would cost, by the same validation and pricing as a submission. */
+  async estimate(actor: Actor | null, kind: GenerationKind, input: unknown): Promise<CostEstimate> {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      throw invalidInput([{ field: 'input', message: 'must be the object a generate mutation takes' }]);
+    }
+    const raw = input as Record<string, unknown>;
+    const modelId = requireString(raw.modelId, 'modelId');
+    const model = actor === null ? this.#deps.catalogue.model(modelId) : this.#deps.catalogue.usableModel(actor, modelId);
+    if (kind !== 'image' || model.kind !== kind) {
+      throw invalidInput([{ field: 'kind', message: `model "${modelId}" is a ${model.kind} model` }]);
+    }
+    const credits = priceImage(model, validated(model, raw));
+    if (actor === null) return { credits, category: model.pricing.category, affordable: null };
+    return this.#affordable(actor, model, credits);
+  }
+
+  async #affordable(actor: Actor, model: ModelDefinition, credits: number): Promise<CostEstimate> {
+    const balances = new Map((await listBalances(this.#deps.db, actor.accountId)).map((b) => [b.category, b.amount]));
+    const plan = planDebit(balances, credits, this.#deps.creditOrder, model.pricing.category);
+    return { credits, category: model.pricing.category, affordable: plan.ok };
+  }
+
+  async getContent(actor: Actor, contentId: string): Promise<ContentView> {
+    const content = await findContent(this.#deps.db, actor.accountId, contentId);
+    if (content === undefined) throw notFound('content', contentId, 'contentId');
+    const [view] = await this.#views([content]);
+    return view!;
+  }
+
+  async getTask(actor: Actor, taskId: string): Promise<TaskView> {
+    const task = await findTask(this.#deps.db, actor.accountId, taskId);
+    if (task === undefined) throw notFound('task', taskId, 'taskId');
+    return toTaskView(task);
+  }
+
+  /** The account's history, newest first: where an uncertain submission is reconciled. */
+  async listContents(
+    actor: Actor,
+    filter: ContentListFilter,
+    first?: number | null,
+    after?: string | null,
+  ): Promise<Page<ContentView>> {
+    const size = pageSize(first, 20);
+    const cursor = after == null ? null : decodeCursor(after, isContentCursor);
+    const rows = await listContents(
+      this.#deps.db,
+      actor.accountId,
+      filter,
+      cursor === null ? null : { createdAt: new Date(cursor.t), id: cursor.id },
+      size + 1,
+    );
+    const nodes = await this.#views(rows.slice(0, size));
+    const last = rows[Math.min(rows.length, size) - 1];
+    return {
+      nodes,
+      pageInfo: {
+        hasNextPage: rows.length > size,
+        endCursor: last === undefined ? null : encodeCursor({ t: last.created_at.toISOString(), id: last.id }),
+      },
+    };
+  }
+
+  /**
+   * Cancels a queued or running task: it finishes at once with code 2 and its credits are
+   * refunded; a worker running it loses its lease and aborts. A finished task is returned
+   * unchanged.
+   */
+  async cancelTask(actor: Actor, taskId: string): Promise<TaskView> {
+    const task = await findTask(this.#deps.db, actor.accountId, taskId);
+    if (task === undefined) throw notFound('task', taskId, 'taskId');
+    if (task.status === 'finished') return toTaskView(task);
+    const finished = await finishTask(this.#deps.db, task.id, { kind: 'unfinished' }, { code: 2, message: 'Cancelled by the client.' });
+    if (finished === undefined) return this.getTask(actor, taskId); // finished meanwhile
+    await this.#announce({ type: 'changed', taskId: task.id, accountId: actor.accountId, finished: true });
+    return toTaskView(finished);
+  }
+
+  async #views(contents: readonly ContentRow[]): Promise<ContentView[]> {
+    const ids = contents.map((c) => c.id);
+    const [tasks, media] = await Promise.all([
+      findTasksOfContents(this.#deps.db, ids),
+      listMediaOfContents(this.#deps.db, ids),
+    ]);
+    const sign = (mediaId: string) => this.#deps.signer.sign(mediaId);
+    return contents.map((content) => ({
+      contentId: content.id,
+      kind: content.kind,
+      modelId: content.model_id,
+      input: content.input,
+      task: toTaskView(tasks.find((t) => t.content_id === content.id)!),
+      media: media.filter((m) => m.content_id === content.id).map((m) => toMediaView(m, sign)),
+      creditsCharged: content.credits_charged,
+      creditsRefunded: content.credits_refunded,
+      idempotencyKey: content.idempotency_key,
+      createdAt: content.created_at,
+    }));
+  }
+
+  /** Events are a wake-up call; workers poll as well, so a lost one only delays. */
+  async #announce(event: Parameters<TaskEvents['publish']>[0]): Promise<void> {
+    try {
+      await this.#deps.events.publish(event);
+    } catch {
+      // The submission is committed; a failed notification must not turn it into an error.
+    }
+  }
+}
+
+function validated(model: ModelDefinition, raw: Readonly<Record<string, unknown>>): ImageSettings {
+  const result = validateImageSettings(model, raw, () => randomInt(maxSeed));
+  if (result.ok) return result.settings;
+  const code = result.problems.some((p) => p.code === ErrorCode.InvalidInput)
+    ? ErrorCode.InvalidInput
+    : ErrorCode.UnsupportedCombination;
+  const first = result.problems.find((p) => p.code === code)!;
+  const message = result.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+  throw new AppError(code, message, {
+    field: first.field,
+    ...(first.allowed === undefined ? {} : { allowed: first.allowed }),
+    problems: result.problems,
+  });
+}
+
+function requireString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw invalidInput([{ field, message: 'is required' }]);
+  return value;
+}
+
+function optionalKey(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxIdempotencyKeyLength) {
+    throw invalidInput([{ field: 'idempotencyKey', message: `must be 1 to ${maxIdempotencyKeyLength} characters` }]);
+  }
+  return value;
+}
+
+/** The client's input, canonical (sorted keys, no nulls, no idempotency key), hashed. */
+function hashInput(input: Readonly<Record<string, unknown>>): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (typeof value === 'object' && value !== null) {
+      return Object.fromEntries(
+        Object.entries(value)
+          .filter(([key, v]) => v !== null && v !== undefined && key !== 'idempotencyKey')
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([key, v]) => [key, canonical(v)]),
+      );
+    }
+    return value;
+  };
+  return createHash('sha256').update(JSON.stringify(canonical(input))).digest('hex');
+}
+
+function notFound(what: string, id: string, field: string): AppError {
+  return new AppError(ErrorCode.NotFound, `No ${what} "${id}" in this account.`, { field });
+}
+
+function isContentCursor(value: unknown): value is { t: string; id: string } {
+  const v = value as { t?: unknown; id?: unknown };
+  return typeof v?.t === 'string' && !Number.isNaN(Date.parse(v.t)) && typeof v.id === 'string';
+}

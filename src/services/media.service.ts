@@ -1,0 +1,58 @@
+import type { Actor } from '../domain/actor.ts';
+import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import type { Db } from '../store/database.ts';
+import { findAccountMedia, findMedia } from '../store/media.store.ts';
+import type { MediaStorage } from '../storage/media-storage.ts';
+import type { SignedUrl, UrlSigner } from '../storage/url-signer.ts';
+
+/** A file to send for a valid download URL. */
+export interface Download {
+  readonly path: string;
+  readonly mimeType: string;
+  readonly filename: string;
+}
+
+const maxIdsPerCall = 100;
+
+/** Download URLs for the account's media, and the check behind `GET /media/:id`. */
+export class MediaService {
+  readonly #db: Db;
+  readonly #signer: UrlSigner;
+  readonly #storage: MediaStorage;
+
+  constructor(deps: { db: Db; signer: UrlSigner; storage: MediaStorage }) {
+    this.#db = deps.db;
+    this.#signer = deps.signer;
+    this.#storage = deps.storage;
+  }
+
+  /**
+   * Fresh signed URLs, in the order asked. Every ID must be media of the caller's account:
+   * one that is not (unknown, or another account's) fails the whole call with 140004, so no
+   * partial answer hints at what exists elsewhere.
+   */
+  async downloadUrls(actor: Actor, mediaIds: readonly string[]): Promise<SignedUrl[]> {
+    if (mediaIds.length === 0 || mediaIds.length > maxIdsPerCall) {
+      throw invalidInput([{ field: 'mediaIds', message: `give 1 to ${maxIdsPerCall} IDs` }]);
+    }
+    const unique = [...new Set(mediaIds)];
+    const found = new Set((await findAccountMedia(this.#db, actor.accountId, unique)).map((m) => m.id));
+    const missing = unique.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      throw new AppError(ErrorCode.NotFound, `No media ${missing.map((id) => `"${id}"`).join(', ')} in this account.`, {
+        field: 'mediaIds',
+        missing,
+      });
+    }
+    return mediaIds.map((id) => this.#signer.sign(id));
+  }
+
+  /** The file behind a download URL, or null when the signature is wrong or expired. */
+  async resolveDownload(mediaId: string, exp: string | undefined, sig: string | undefined): Promise<Download | null> {
+    if (!this.#signer.verify(mediaId, exp, sig)) return null;
+    const media = await findMedia(this.#db, mediaId);
+    const path = media === undefined ? null : this.#storage.localPath(media.storage_key);
+    if (media === undefined || path === null) return null;
+    return { path, mimeType: media.mime_type, filename: media.filename };
+  }
+}

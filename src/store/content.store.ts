@@ -1,0 +1,98 @@
+import type { Selectable } from 'kysely';
+import type { Queryable } from './database.ts';
+import type { ContentsTable, GenerationKind, TaskStatus } from './schema.ts';
+
+export type ContentRow = Selectable<ContentsTable>;
+
+export interface NewContentRow {
+  id: string;
+  accountId: string;
+  kind: GenerationKind;
+  modelId: string;
+  input: unknown;
+  inputHash: string;
+  idempotencyKey: string | null;
+  creditsCharged: number;
+}
+
+export async function insertContent(q: Queryable, row: NewContentRow): Promise<ContentRow> {
+  return q
+    .insertInto('contents')
+    .values({
+      id: row.id,
+      account_id: row.accountId,
+      kind: row.kind,
+      model_id: row.modelId,
+      input: JSON.stringify(row.input),
+      input_hash: row.inputHash,
+      idempotency_key: row.idempotencyKey,
+      credits_charged: row.creditsCharged,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A content of the account; another account's ID finds nothing. */
+export async function findContent(q: Queryable, accountId: string, id: string): Promise<ContentRow | undefined> {
+  return q.selectFrom('contents').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function findContentsByIds(q: Queryable, ids: readonly string[]): Promise<ContentRow[]> {
+  if (ids.length === 0) return [];
+  return q.selectFrom('contents').selectAll().where('id', 'in', ids).execute();
+}
+
+export async function findContentByIdempotencyKey(
+  q: Queryable,
+  accountId: string,
+  key: string,
+): Promise<ContentRow | undefined> {
+  return q
+    .selectFrom('contents')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+export interface ContentListFilter {
+  kind?: GenerationKind | null | undefined;
+  status?: TaskStatus | null | undefined;
+  createdAfter?: Date | null | undefined;
+  createdBefore?: Date | null | undefined;
+  idempotencyKey?: string | null | undefined;
+}
+
+/** Position after which the next page starts (newest first: created_at, then id, descending). */
+export interface ContentCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export async function listContents(
+  q: Queryable,
+  accountId: string,
+  filter: ContentListFilter,
+  after: ContentCursor | null,
+  limit: number,
+): Promise<ContentRow[]> {
+  let query = q
+    .selectFrom('contents')
+    .innerJoin('tasks', 'tasks.content_id', 'contents.id')
+    .selectAll('contents')
+    .where('contents.account_id', '=', accountId);
+  if (filter.kind != null) query = query.where('contents.kind', '=', filter.kind);
+  if (filter.status != null) query = query.where('tasks.status', '=', filter.status);
+  if (filter.createdAfter != null) query = query.where('contents.created_at', '>', filter.createdAfter);
+  if (filter.createdBefore != null) query = query.where('contents.created_at', '<', filter.createdBefore);
+  if (filter.idempotencyKey != null) query = query.where('contents.idempotency_key', '=', filter.idempotencyKey);
+  if (after !== null) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('contents.created_at', '<', after.createdAt),
+        eb.and([eb('contents.created_at', '=', after.createdAt), eb('contents.id', '<', after.id)]),
+      ]),
+    );
+  }
+  return query.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc').limit(limit).execute();
+}

@@ -1,0 +1,198 @@
+import { type Selectable, sql } from 'kysely';
+import { randomBase62 } from '../shared/ids.ts';
+import type { ContentRow } from './content.store.ts';
+import { refundContent } from './credit.store.ts';
+import type { Db, Queryable } from './database.ts';
+import { insertMedia, type NewMediaRow } from './media.store.ts';
+import type { TasksTable } from './schema.ts';
+
+export type TaskRow = Selectable<TasksTable>;
+
+export async function insertTask(
+  q: Queryable,
+  task: { id: string; contentId: string; accountId: string; maxAttempts: number },
+): Promise<TaskRow> {
+  return q
+    .insertInto('tasks')
+    .values({ id: task.id, content_id: task.contentId, account_id: task.accountId, max_attempts: task.maxAttempts })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A task of the account; another account's ID finds nothing. */
+export async function findTask(q: Queryable, accountId: string, id: string): Promise<TaskRow | undefined> {
+  return q.selectFrom('tasks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function findTasksOfContents(q: Queryable, contentIds: readonly string[]): Promise<TaskRow[]> {
+  if (contentIds.length === 0) return [];
+  return q.selectFrom('tasks').selectAll().where('content_id', 'in', contentIds).execute();
+}
+
+/** A claimed task: the lease token fences every later write by this claimant. */
+export interface ClaimedTask {
+  readonly task: TaskRow & { lease_token: string };
+  readonly content: ContentRow;
+}
+
+/**
+ * Claims the oldest queued task under a lease. `FOR UPDATE SKIP LOCKED` lets many workers
+ * claim at once without waiting on each other or taking the same row.
+ */
+export async function claimTask(q: Queryable, owner: string, leaseMs: number): Promise<ClaimedTask | undefined> {
+  const token = randomBase62(16);
+  const task = await q
+    .updateTable('tasks')
+    .set((eb) => ({
+      status: 'running',
+      lease_token: token,
+      lease_owner: owner,
+      lease_expires_at: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`,
+      attempts: eb('attempts', '+', 1),
+      started_at: eb.fn.coalesce('started_at', sql<Date>`now()`),
+    }))
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', '=', 'queued')
+        .orderBy('created_at')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  if (task === undefined) return undefined;
+  const content = await q.selectFrom('contents').selectAll().where('id', '=', task.content_id).executeTakeFirstOrThrow();
+  return { task: { ...task, lease_token: token }, content };
+}
+
+/** Extends the lease; false when it was lost (expired and taken over, or the task finished). */
+export async function renewLease(q: Queryable, id: string, token: string, leaseMs: number): Promise<boolean> {
+  const result = await q
+    .updateTable('tasks')
+    .set({ lease_expires_at: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function writeProgress(q: Queryable, id: string, token: string, progress: number): Promise<boolean> {
+  const result = await q
+    .updateTable('tasks')
+    .set({ progress: Math.min(1, Math.max(0, progress)) })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Gives a claimed task back to the queue. `countAttempt: false` for a graceful shutdown (the
+ * attempt did not fail); true after an unexpected engine error.
+ */
+export async function releaseTask(q: Queryable, id: string, token: string, countAttempt: boolean): Promise<boolean> {
+  const result = await q
+    .updateTable('tasks')
+    .set((eb) => ({
+      status: 'queued',
+      lease_token: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      progress: 0,
+      attempts: countAttempt ? eb.ref('attempts') : eb('attempts', '-', 1),
+    }))
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Which finishes are allowed: the lease holder's, anyone's on an unfinished task, or the sweeper's. */
+export type FinishGuard =
+  | { readonly kind: 'lease'; readonly token: string }
+  | { readonly kind: 'unfinished' }
+  | { readonly kind: 'expired-lease' };
+
+export interface FinishOutcome {
+  readonly code: number;
+  readonly message: string | null;
+  readonly media?: readonly NewMediaRow[];
+}
+
+/**
+ * Finishes a task in one transaction: the status change (guarded, so exactly one finish wins
+ * and a worker whose lease was taken over is refused), its media, and, for a non-zero code,
+ * the refund. Returns the finished row, or undefined when the guard refused.
+ */
+export async function finishTask(
+  db: Db,
+  id: string,
+  guard: FinishGuard,
+  outcome: FinishOutcome,
+): Promise<TaskRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    let update = trx
+      .updateTable('tasks')
+      .set({
+        status: 'finished',
+        finish_code: outcome.code,
+        finish_message: outcome.message,
+        progress: outcome.code === 0 ? 1 : sql<number>`progress`,
+        finished_at: sql<Date>`now()`,
+        lease_token: null,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('id', '=', id);
+    if (guard.kind === 'lease') {
+      update = update.where('lease_token', '=', guard.token).where('status', '=', 'running');
+    } else if (guard.kind === 'unfinished') {
+      update = update.where('status', '<>', 'finished');
+    } else {
+      update = update.where('status', '=', 'running').where('lease_expires_at', '<', sql<Date>`now()`);
+    }
+    const task = await update.returningAll().executeTakeFirst();
+    if (task === undefined) return undefined;
+    await insertMedia(trx, outcome.media ?? []);
+    if (outcome.code !== 0) await refundContent(trx, task.account_id, task.content_id);
+    return task;
+  });
+}
+
+/**
+ * Returns tasks whose lease expired (their worker died) to the queue while they have attempts
+ * left; returns the IDs of those that have none, for the caller to finish as lost.
+ */
+export async function recoverExpiredLeases(q: Queryable): Promise<{ requeued: number; exhausted: string[] }> {
+  const requeued = await q
+    .updateTable('tasks')
+    .set({ status: 'queued', lease_token: null, lease_owner: null, lease_expires_at: null, progress: 0 })
+    .where('status', '=', 'running')
+    .where('lease_expires_at', '<', sql<Date>`now()`)
+    .whereRef('attempts', '<', 'max_attempts')
+    .executeTakeFirst();
+  const exhausted = await q
+    .selectFrom('tasks')
+    .select('id')
+    .where('status', '=', 'running')
+    .where('lease_expires_at', '<', sql<Date>`now()`)
+    .whereRef('attempts', '>=', 'max_attempts')
+    .execute();
+  return { requeued: Number(requeued.numUpdatedRows), exhausted: exhausted.map((r) => r.id) };
+}
+
+/** Queued tasks right now (for metrics and the benchmark). */
+export async function countTasks(q: Queryable, status: TaskRow['status']): Promise<number> {
+  const row = await q
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', status)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
