@@ -22,11 +22,11 @@ import { GenerationService } from './services/generation.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import { LocalMediaStorage } from './storage/media-storage.ts';
+import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
-import { LocalMediaStorage } from './storage/media-storage.ts';
-import { UrlSigner } from './storage/url-signer.ts';
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface AppOverrides {
@@ -83,7 +83,9 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const db = database.db;
     const clock = overrides.clock ?? systemClock;
     const events: TaskEvents =
-      database.connectionUrl === null ? new LocalTaskEvents() : await PostgresTaskEvents.connect(database.connectionUrl);
+      database.connectionUrl === null
+        ? new LocalTaskEvents()
+        : await PostgresTaskEvents.connect(database.connectionUrl);
     closers.push(() => events.close());
     const signer = new UrlSigner({
       key: await sharedSecret(db, 'media-url-signing'),
@@ -95,7 +97,11 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const verifier = new ApiKeyVerifier({ db, clock });
     const catalogue = new CatalogueService({ models, elements: builtinElements });
     const services: Services = {
-      graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens: noIdentityProvider }),
+      graphqlAuth: new GraphqlAuthenticator({
+        db,
+        apiKeys: verifier,
+        idTokens: noIdentityProvider,
+      }),
       accounts: new AccountService({ db, clock, credentialCache: verifier }),
       apiKeys: new ApiKeyService({ db, clock, verifier }),
       catalogue,
@@ -113,7 +119,9 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const elementPictures = async (ids: readonly string[]) =>
       ids.flatMap((id) => {
         const element = builtinElements.find((e) => e.elementId === id);
-        return element?.svg == null ? [] : [{ kind: element.kind, picture: Buffer.from(element.svg) }];
+        return element?.svg == null
+          ? []
+          : [{ kind: element.kind, picture: Buffer.from(element.svg) }];
       });
     return {
       config,

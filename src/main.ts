@@ -39,7 +39,9 @@ export async function work(config: Config): Promise<void> {
   const core = await buildCore(config);
   const concurrency = Math.max(1, config.workerConcurrency);
   core.startWorkers(log, concurrency);
-  process.stderr.write(`Atelier worker running ${concurrency} task slot(s); SIGTERM drains and stops.\n`);
+  process.stderr.write(
+    `Atelier worker running ${concurrency} task slot(s); SIGTERM drains and stops.\n`,
+  );
   await untilStopped(log, () => core.close());
 }
 

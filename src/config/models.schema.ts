@@ -47,5 +47,3 @@ export const modelsSchema = z.preprocess((value) => {
     return value; // reported by the schema as "expected array"
   }
 }, z.array(modelSchema));
-
-

@@ -26,7 +26,12 @@ export const builtinModels: readonly ModelDefinition[] = [
     engine: 'procedural-image',
     engineOptions: {},
     access: { kind: 'public' },
-    capabilities: { sizes: sketchSizes, formats: ['png', 'jpeg', 'webp'], maxElements: 4, maxPromptLength: 2000 },
+    capabilities: {
+      sizes: sketchSizes,
+      formats: ['png', 'jpeg', 'webp'],
+      maxElements: 4,
+      maxPromptLength: 2000,
+    },
     pricing: { unit: 'image', credits: 1, category: null },
   },
   {
@@ -34,7 +39,8 @@ export const builtinModels: readonly ModelDefinition[] = [
     name: 'Atelier Studio (procedural, high resolution)',
     kind: 'image',
     status: 'ready',
-    description: 'The procedural renderer at up to 2048x2048, with more detail. For admin accounts.',
+    description:
+      'The procedural renderer at up to 2048x2048, with more detail. For admin accounts.',
     engine: 'procedural-image',
     engineOptions: { detail: 2 },
     access: { kind: 'roles', roles: ['admin'] },
@@ -73,7 +79,16 @@ function libraryElement(
   description: string,
   svg: string,
 ): ElementDefinition {
-  return { elementId, kind, name, description, accountId: null, svg, previewMediaId: null, createdAt };
+  return {
+    elementId,
+    kind,
+    name,
+    description,
+    accountId: null,
+    svg,
+    previewMediaId: null,
+    createdAt,
+  };
 }
 
 /** The shared elements library; their pictures are composited by the image engine. */

@@ -41,7 +41,8 @@ export function validateImageSettings(
 ): Validated<ImageSettings> {
   const caps = model.capabilities;
   const problems: SettingProblem[] = [];
-  const invalid = (field: string, message: string) => problems.push({ field, message, code: '120001' });
+  const invalid = (field: string, message: string) =>
+    problems.push({ field, message, code: '120001' });
   const unsupported = (field: string, message: string, allowed: unknown) =>
     problems.push({ field, message, code: '120002', allowed });
 
@@ -50,7 +51,8 @@ export function validateImageSettings(
   else if (prompt.length > caps.maxPromptLength) {
     invalid('prompt', `must be at most ${caps.maxPromptLength} characters`);
   }
-  const negativePrompt = optionalString(raw.negativePrompt, 'negativePrompt', invalid)?.trim() || null;
+  const negativePrompt =
+    optionalString(raw.negativePrompt, 'negativePrompt', invalid)?.trim() || null;
   if (negativePrompt !== null && negativePrompt.length > caps.maxPromptLength) {
     invalid('negativePrompt', `must be at most ${caps.maxPromptLength} characters`);
   }
@@ -72,7 +74,9 @@ export function validateImageSettings(
     unsupported('format', `"${format}" is not offered by this model`, caps.formats);
   }
   if (elementIds.length > caps.maxElements) {
-    unsupported('elementIds', `at most ${caps.maxElements} elements`, { maxElements: caps.maxElements });
+    unsupported('elementIds', `at most ${caps.maxElements} elements`, {
+      maxElements: caps.maxElements,
+    });
   }
   if (problems.length > 0 || size === undefined) return { ok: false, problems };
   return {
@@ -98,9 +102,17 @@ function pickSize(
   aspectRatio: string | undefined,
   unsupported: (field: string, message: string, allowed: unknown) => void,
 ): ImageSize | undefined {
-  const allowedSizes = sizes.map((s) => ({ width: s.width, height: s.height, aspectRatio: s.aspectRatio }));
+  const allowedSizes = sizes.map((s) => ({
+    width: s.width,
+    height: s.height,
+    aspectRatio: s.aspectRatio,
+  }));
   if ((width === undefined) !== (height === undefined)) {
-    unsupported(width === undefined ? 'width' : 'height', 'give width and height together', allowedSizes);
+    unsupported(
+      width === undefined ? 'width' : 'height',
+      'give width and height together',
+      allowedSizes,
+    );
     return undefined;
   }
   if (width !== undefined && height !== undefined) {
@@ -110,7 +122,11 @@ function pickSize(
       return undefined;
     }
     if (aspectRatio !== undefined && aspectRatio !== size.aspectRatio) {
-      unsupported('aspectRatio', `${width}x${height} is ${size.aspectRatio}, not ${aspectRatio}`, allowedSizes);
+      unsupported(
+        'aspectRatio',
+        `${width}x${height} is ${size.aspectRatio}, not ${aspectRatio}`,
+        allowedSizes,
+      );
       return undefined;
     }
     return size;
@@ -136,16 +152,26 @@ function optionalString(value: unknown, field: string, invalid: Report): string 
   return undefined;
 }
 
-function optionalInt(value: unknown, field: string, min: number, max: number, invalid: Report): number | undefined {
+function optionalInt(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number,
+  invalid: Report,
+): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max)
+    return value;
   invalid(field, `must be a whole number from ${min} to ${max}`);
   return undefined;
 }
 
 function optionalIdList(value: unknown, field: string, invalid: Report): string[] {
   if (value === undefined || value === null) return [];
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
+  if (
+    Array.isArray(value) &&
+    value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)
+  ) {
     return [...new Set(value as string[])];
   }
   invalid(field, 'must be a list of IDs');
@@ -154,5 +180,7 @@ function optionalIdList(value: unknown, field: string, invalid: Report): string[
 
 /** Credits a validated request costs under the model's pricing. */
 export function priceImage(model: ModelDefinition, settings: ImageSettings): number {
-  return model.pricing.unit === 'image' ? model.pricing.credits * settings.count : model.pricing.credits;
+  return model.pricing.unit === 'image'
+    ? model.pricing.credits * settings.count
+    : model.pricing.credits;
 }

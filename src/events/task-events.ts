@@ -3,7 +3,12 @@ import { EventEmitter } from 'node:events';
 /** What happens to tasks, for workers (wake up, abort) and, later, subscriptions. */
 export type TaskEvent =
   | { readonly type: 'queued' }
-  | { readonly type: 'changed'; readonly taskId: string; readonly accountId: string; readonly finished: boolean };
+  | {
+      readonly type: 'changed';
+      readonly taskId: string;
+      readonly accountId: string;
+      readonly finished: boolean;
+    };
 
 export interface TaskEvents {
   publish(event: TaskEvent): Promise<void>;

@@ -7,6 +7,7 @@ import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
 import {
@@ -18,7 +19,6 @@ import {
   renewLease,
   writeProgress,
 } from '../store/task-queue.store.ts';
-import type { MediaStorage } from '../storage/media-storage.ts';
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -124,11 +124,22 @@ export class TaskRunner {
     const { requeued, exhausted } = await recoverExpiredLeases(this.#o.db);
     if (requeued > 0) this.#o.log.warn({ requeued }, 'requeued tasks whose lease expired');
     for (const id of exhausted) {
-      const task = await finishTask(this.#o.db, id, { kind: 'expired-lease' }, {
-        code: 5,
-        message: 'Lost: no worker finished it within its attempts. Credits were refunded.',
-      });
-      if (task !== undefined) await this.#announce({ type: 'changed', taskId: id, accountId: task.account_id, finished: true });
+      const task = await finishTask(
+        this.#o.db,
+        id,
+        { kind: 'expired-lease' },
+        {
+          code: 5,
+          message: 'Lost: no worker finished it within its attempts. Credits were refunded.',
+        },
+      );
+      if (task !== undefined)
+        await this.#announce({
+          type: 'changed',
+          taskId: id,
+          accountId: task.account_id,
+          finished: true,
+        });
     }
   }
 
@@ -141,26 +152,45 @@ export class TaskRunner {
       controller.abort(new Error(`task ${why}`));
     };
     this.#running.set(task.id, abort);
-    const heartbeat = setInterval(() => {
-      renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
-        (held) => held || abort('lost'),
-        (error: unknown) => this.#o.log.warn({ err: error, taskId: task.id }, 'lease renewal failed'),
-      );
-    }, Math.max(50, Math.floor(this.#o.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
+          (held) => held || abort('lost'),
+          (error: unknown) =>
+            this.#o.log.warn({ err: error, taskId: task.id }, 'lease renewal failed'),
+        );
+      },
+      Math.max(50, Math.floor(this.#o.leaseMs / 3)),
+    );
     let progress: Promise<unknown> = Promise.resolve();
     let lastProgressAt = 0;
     const reportProgress = (value: number) => {
       const now = Date.now();
       if (now - lastProgressAt < 250 && value < 1) return;
       lastProgressAt = now;
-      progress = progress.then(() => writeProgress(this.#o.db, task.id, task.lease_token, value)).catch(() => {});
+      progress = progress
+        .then(() => writeProgress(this.#o.db, task.id, task.lease_token, value))
+        .catch(() => {});
     };
-    await this.#announce({ type: 'changed', taskId: task.id, accountId: task.account_id, finished: false });
+    await this.#announce({
+      type: 'changed',
+      taskId: task.id,
+      accountId: task.account_id,
+      finished: false,
+    });
     try {
-      const result = await this.#execute(content.model_id, content.input, task.id, controller.signal, reportProgress);
+      const result = await this.#execute(
+        content.model_id,
+        content.input,
+        task.id,
+        controller.signal,
+        reportProgress,
+      );
       await progress;
-      if (reason === undefined) await this.#finish(task.id, task.lease_token, task.account_id, content.id, result);
-      else if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
+      if (reason === undefined)
+        await this.#finish(task.id, task.lease_token, task.account_id, content.id, result);
+      else if (reason === 'shutdown')
+        await releaseTask(this.#o.db, task.id, task.lease_token, false);
     } catch (error) {
       await progress;
       if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
@@ -191,13 +221,21 @@ export class TaskRunner {
     );
   }
 
-  async #finish(taskId: string, token: string, accountId: string, contentId: string, result: EngineResult): Promise<void> {
+  async #finish(
+    taskId: string,
+    token: string,
+    accountId: string,
+    contentId: string,
+    result: EngineResult,
+  ): Promise<void> {
     const media = result.ok ? await this.#store(accountId, contentId, result.outputs) : [];
     const finished = await finishTask(
       this.#o.db,
       taskId,
       { kind: 'lease', token },
-      result.ok ? { code: 0, message: null, media } : { code: result.finishCode, message: result.message },
+      result.ok
+        ? { code: 0, message: null, media }
+        : { code: result.finishCode, message: result.message },
     );
     if (finished === undefined) {
       // Fenced: the lease was taken over or the task cancelled meanwhile. Leave no orphans.
@@ -207,7 +245,11 @@ export class TaskRunner {
     await this.#announce({ type: 'changed', taskId, accountId, finished: true });
   }
 
-  async #store(accountId: string, contentId: string, outputs: readonly EngineOutput[]): Promise<NewMediaRow[]> {
+  async #store(
+    accountId: string,
+    contentId: string,
+    outputs: readonly EngineOutput[],
+  ): Promise<NewMediaRow[]> {
     const rows: NewMediaRow[] = [];
     for (const [position, output] of outputs.entries()) {
       const id = newId('med');
@@ -232,17 +274,33 @@ export class TaskRunner {
   }
 
   async #failed(task: ClaimedTask['task'], error: unknown): Promise<void> {
-    this.#o.log.error({ err: error, taskId: task.id, attempt: task.attempts }, 'engine failed unexpectedly');
-    if (task.attempts < task.max_attempts && (await releaseTask(this.#o.db, task.id, task.lease_token, true))) {
+    this.#o.log.error(
+      { err: error, taskId: task.id, attempt: task.attempts },
+      'engine failed unexpectedly',
+    );
+    if (
+      task.attempts < task.max_attempts &&
+      (await releaseTask(this.#o.db, task.id, task.lease_token, true))
+    ) {
       await this.#announce({ type: 'queued' });
       return;
     }
-    const finished = await finishTask(this.#o.db, task.id, { kind: 'lease', token: task.lease_token }, {
-      code: 1,
-      message: `The engine failed in each of ${task.attempts} attempts. Credits were refunded.`,
-    });
+    const finished = await finishTask(
+      this.#o.db,
+      task.id,
+      { kind: 'lease', token: task.lease_token },
+      {
+        code: 1,
+        message: `The engine failed in each of ${task.attempts} attempts. Credits were refunded.`,
+      },
+    );
     if (finished !== undefined) {
-      await this.#announce({ type: 'changed', taskId: task.id, accountId: task.account_id, finished: true });
+      await this.#announce({
+        type: 'changed',
+        taskId: task.id,
+        accountId: task.account_id,
+        finished: true,
+      });
     }
   }
 

@@ -1,6 +1,11 @@
 import type { Actor } from '../domain/actor.ts';
 import type { ElementDefinition, ElementKind } from '../domain/element.ts';
-import { canUse, type GenerationKind, type ModelDefinition, type ModelStatus } from '../domain/model.ts';
+import {
+  canUse,
+  type GenerationKind,
+  type ModelDefinition,
+  type ModelStatus,
+} from '../domain/model.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { type Page, pageOf } from '../shared/pagination.ts';
 
@@ -23,14 +28,24 @@ export class CatalogueService {
   readonly #models: ReadonlyMap<string, ModelDefinition>;
   readonly #elements: ReadonlyMap<string, ElementDefinition>;
 
-  constructor(deps: { models: readonly ModelDefinition[]; elements: readonly ElementDefinition[] }) {
+  constructor(deps: {
+    models: readonly ModelDefinition[];
+    elements: readonly ElementDefinition[];
+  }) {
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
     this.#elements = new Map(deps.elements.map((e) => [e.elementId, e]));
   }
 
-  listModels(actor: Actor | null, filter: ModelFilter, first?: number | null, after?: string | null): Page<ModelView> {
+  listModels(
+    actor: Actor | null,
+    filter: ModelFilter,
+    first?: number | null,
+    after?: string | null,
+  ): Page<ModelView> {
     const models = [...this.#models.values()].filter(
-      (m) => (filter.kind == null || m.kind === filter.kind) && (filter.status == null || m.status === filter.status),
+      (m) =>
+        (filter.kind == null || m.kind === filter.kind) &&
+        (filter.status == null || m.status === filter.status),
     );
     const page = pageOf(models, first, after);
     return { ...page, nodes: page.nodes.map((model) => view(model, actor)) };
@@ -44,9 +59,13 @@ export class CatalogueService {
   model(modelId: string): ModelDefinition {
     const model = this.#models.get(modelId);
     if (model === undefined) {
-      throw new AppError(ErrorCode.NotFound, `No model "${modelId}"; listModels shows the catalogue.`, {
-        field: 'modelId',
-      });
+      throw new AppError(
+        ErrorCode.NotFound,
+        `No model "${modelId}"; listModels shows the catalogue.`,
+        {
+          field: 'modelId',
+        },
+      );
     }
     return model;
   }
@@ -58,13 +77,19 @@ export class CatalogueService {
   usableModel(actor: Actor, modelId: string): ModelDefinition {
     const model = this.model(modelId);
     if (model.status !== 'ready') {
-      throw new AppError(ErrorCode.Forbidden, `Model "${modelId}" is ${model.status} and takes no submissions.`, {
-        field: 'modelId',
-        status: model.status,
-      });
+      throw new AppError(
+        ErrorCode.Forbidden,
+        `Model "${modelId}" is ${model.status} and takes no submissions.`,
+        {
+          field: 'modelId',
+          status: model.status,
+        },
+      );
     }
     if (!canUse(model, actor)) {
-      throw new AppError(ErrorCode.Forbidden, `This account may not use model "${modelId}".`, { field: 'modelId' });
+      throw new AppError(ErrorCode.Forbidden, `This account may not use model "${modelId}".`, {
+        field: 'modelId',
+      });
     }
     return model;
   }
@@ -92,12 +117,18 @@ export class CatalogueService {
   /** The elements a submission names, all visible to the actor, or 140004 naming the missing. */
   elementsFor(actor: Actor, elementIds: readonly string[]): ElementDefinition[] {
     const found = elementIds.map((id) => this.#elements.get(id));
-    const missing = elementIds.filter((_, i) => found[i] === undefined || !visible(found[i]!, actor));
+    const missing = elementIds.filter(
+      (_, i) => found[i] === undefined || !visible(found[i]!, actor),
+    );
     if (missing.length > 0) {
-      throw new AppError(ErrorCode.NotFound, `No element ${missing.map((id) => `"${id}"`).join(', ')}.`, {
-        field: 'elementIds',
-        missing,
-      });
+      throw new AppError(
+        ErrorCode.NotFound,
+        `No element ${missing.map((id) => `"${id}"`).join(', ')}.`,
+        {
+          field: 'elementIds',
+          missing,
+        },
+      );
     }
     return found as ElementDefinition[];
   }

@@ -1,7 +1,7 @@
+import type { SignedUrl } from '../storage/url-signer.ts';
 import type { ContentRow } from '../store/content.store.ts';
 import type { MediaRow } from '../store/media.store.ts';
 import type { TaskRow } from '../store/task-queue.store.ts';
-import type { SignedUrl } from '../storage/url-signer.ts';
 
 /** What clients see of a task (contract `Task`). */
 export interface TaskView {

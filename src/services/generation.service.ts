@@ -1,11 +1,18 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
 import { planDebit } from '../domain/credits.ts';
-import { type ImageSettings, maxSeed, priceImage, validateImageSettings } from '../domain/image-settings.ts';
+import {
+  type ImageSettings,
+  maxSeed,
+  priceImage,
+  validateImageSettings,
+} from '../domain/image-settings.ts';
 import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { decodeCursor, encodeCursor, type Page, pageSize } from '../shared/pagination.ts';
+import type { UrlSigner } from '../storage/url-signer.ts';
 import {
   type ContentListFilter,
   type ContentRow,
@@ -17,11 +24,14 @@ import {
 import { changeBalance, listBalances, lockBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
 import { listMediaOfContents } from '../store/media.store.ts';
-import { findTask, findTasksOfContents, finishTask, insertTask } from '../store/task-queue.store.ts';
-import type { UrlSigner } from '../storage/url-signer.ts';
+import {
+  findTask,
+  findTasksOfContents,
+  finishTask,
+  insertTask,
+} from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
-import { decodeCursor, encodeCursor, type Page, pageSize } from '../shared/pagination.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
 export interface Submission {
@@ -65,16 +75,25 @@ export class GenerationService {
     const modelId = requireString(input.modelId, 'modelId');
     const model = this.#deps.catalogue.usableModel(actor, modelId);
     if (model.kind !== 'image') {
-      throw invalidInput([{ field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not an image model` }]);
+      throw invalidInput([
+        { field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not an image model` },
+      ]);
     }
     const settings = validated(model, input);
     this.#deps.catalogue.elementsFor(actor, settings.elementIds);
     const idempotencyKey = optionalKey(input.idempotencyKey);
-    const request = { kind: 'image' as const, model, settings, idempotencyKey, inputHash: hashInput(input) };
+    const request = {
+      kind: 'image' as const,
+      model,
+      settings,
+      idempotencyKey,
+      inputHash: hashInput(input),
+    };
     try {
       return await this.#submit(actor, request);
     } catch (error) {
-      if ((error as { code?: unknown }).code !== uniqueViolation || idempotencyKey === null) throw error;
+      if ((error as { code?: unknown }).code !== uniqueViolation || idempotencyKey === null)
+        throw error;
       // Another submission with the same key committed first: answer as if we had come second.
       return this.#submit(actor, request);
     }
@@ -97,7 +116,12 @@ export class GenerationService {
         const earlier = await findContentByIdempotencyKey(trx, actor.accountId, idempotencyKey);
         if (earlier !== undefined) return this.#deduplicate(trx, earlier, inputHash);
       }
-      const plan = planDebit(await lockBalances(trx, actor.accountId), credits, this.#deps.creditOrder, model.pricing.category);
+      const plan = planDebit(
+        await lockBalances(trx, actor.accountId),
+        credits,
+        this.#deps.creditOrder,
+        model.pricing.category,
+      );
       if (!plan.ok) {
         throw new AppError(
           ErrorCode.InsufficientCredits,
@@ -152,13 +176,20 @@ export class GenerationService {
   /** What a generation would cost, by the same validation and pricing as a submission. */
   async estimate(actor: Actor | null, kind: GenerationKind, input: unknown): Promise<CostEstimate> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw invalidInput([{ field: 'input', message: 'must be the object a generate mutation takes' }]);
+      throw invalidInput([
+        { field: 'input', message: 'must be the object a generate mutation takes' },
+      ]);
     }
     const raw = input as Record<string, unknown>;
     const modelId = requireString(raw.modelId, 'modelId');
-    const model = actor === null ? this.#deps.catalogue.model(modelId) : this.#deps.catalogue.usableModel(actor, modelId);
+    const model =
+      actor === null
+        ? this.#deps.catalogue.model(modelId)
+        : this.#deps.catalogue.usableModel(actor, modelId);
     if (kind !== 'image' || model.kind !== kind) {
-      throw invalidInput([{ field: 'kind', message: `model "${modelId}" is a ${model.kind} model` }]);
+      throw invalidInput([
+        { field: 'kind', message: `model "${modelId}" is a ${model.kind} model` },
+      ]);
     }
     const credits = priceImage(model, validated(model, raw));
     if (actor === null) return { credits, category: model.pricing.category, affordable: null };
@@ -166,7 +197,9 @@ export class GenerationService {
   }
 
   async #affordable(actor: Actor, model: ModelDefinition, credits: number): Promise<CostEstimate> {
-    const balances = new Map((await listBalances(this.#deps.db, actor.accountId)).map((b) => [b.category, b.amount]));
+    const balances = new Map(
+      (await listBalances(this.#deps.db, actor.accountId)).map((b) => [b.category, b.amount]),
+    );
     const plan = planDebit(balances, credits, this.#deps.creditOrder, model.pricing.category);
     return { credits, category: model.pricing.category, affordable: plan.ok };
   }
@@ -206,7 +239,10 @@ export class GenerationService {
       nodes,
       pageInfo: {
         hasNextPage: rows.length > size,
-        endCursor: last === undefined ? null : encodeCursor({ t: last.created_at.toISOString(), id: last.id }),
+        endCursor:
+          last === undefined
+            ? null
+            : encodeCursor({ t: last.created_at.toISOString(), id: last.id }),
       },
     };
   }
@@ -220,9 +256,19 @@ export class GenerationService {
     const task = await findTask(this.#deps.db, actor.accountId, taskId);
     if (task === undefined) throw notFound('task', taskId, 'taskId');
     if (task.status === 'finished') return toTaskView(task);
-    const finished = await finishTask(this.#deps.db, task.id, { kind: 'unfinished' }, { code: 2, message: 'Cancelled by the client.' });
+    const finished = await finishTask(
+      this.#deps.db,
+      task.id,
+      { kind: 'unfinished' },
+      { code: 2, message: 'Cancelled by the client.' },
+    );
     if (finished === undefined) return this.getTask(actor, taskId); // finished meanwhile
-    await this.#announce({ type: 'changed', taskId: task.id, accountId: actor.accountId, finished: true });
+    await this.#announce({
+      type: 'changed',
+      taskId: task.id,
+      accountId: actor.accountId,
+      finished: true,
+    });
     return toTaskView(finished);
   }
 
@@ -273,14 +319,17 @@ function validated(model: ModelDefinition, raw: Readonly<Record<string, unknown>
 }
 
 function requireString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw invalidInput([{ field, message: 'is required' }]);
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalidInput([{ field, message: 'is required' }]);
   return value;
 }
 
 function optionalKey(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value.length === 0 || value.length > maxIdempotencyKeyLength) {
-    throw invalidInput([{ field: 'idempotencyKey', message: `must be 1 to ${maxIdempotencyKeyLength} characters` }]);
+    throw invalidInput([
+      { field: 'idempotencyKey', message: `must be 1 to ${maxIdempotencyKeyLength} characters` },
+    ]);
   }
   return value;
 }
@@ -299,7 +348,9 @@ function hashInput(input: Readonly<Record<string, unknown>>): string {
     }
     return value;
   };
-  return createHash('sha256').update(JSON.stringify(canonical(input))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(input)))
+    .digest('hex');
 }
 
 function notFound(what: string, id: string, field: string): AppError {

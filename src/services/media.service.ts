@@ -1,9 +1,9 @@
 import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
-import type { Db } from '../store/database.ts';
-import { findAccountMedia, findMedia } from '../store/media.store.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { SignedUrl, UrlSigner } from '../storage/url-signer.ts';
+import type { Db } from '../store/database.ts';
+import { findAccountMedia, findMedia } from '../store/media.store.ts';
 
 /** A file to send for a valid download URL. */
 export interface Download {
@@ -36,19 +36,29 @@ export class MediaService {
       throw invalidInput([{ field: 'mediaIds', message: `give 1 to ${maxIdsPerCall} IDs` }]);
     }
     const unique = [...new Set(mediaIds)];
-    const found = new Set((await findAccountMedia(this.#db, actor.accountId, unique)).map((m) => m.id));
+    const found = new Set(
+      (await findAccountMedia(this.#db, actor.accountId, unique)).map((m) => m.id),
+    );
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) {
-      throw new AppError(ErrorCode.NotFound, `No media ${missing.map((id) => `"${id}"`).join(', ')} in this account.`, {
-        field: 'mediaIds',
-        missing,
-      });
+      throw new AppError(
+        ErrorCode.NotFound,
+        `No media ${missing.map((id) => `"${id}"`).join(', ')} in this account.`,
+        {
+          field: 'mediaIds',
+          missing,
+        },
+      );
     }
     return mediaIds.map((id) => this.#signer.sign(id));
   }
 
   /** The file behind a download URL, or null when the signature is wrong or expired. */
-  async resolveDownload(mediaId: string, exp: string | undefined, sig: string | undefined): Promise<Download | null> {
+  async resolveDownload(
+    mediaId: string,
+    exp: string | undefined,
+    sig: string | undefined,
+  ): Promise<Download | null> {
     if (!this.#signer.verify(mediaId, exp, sig)) return null;
     const media = await findMedia(this.#db, mediaId);
     const path = media === undefined ? null : this.#storage.localPath(media.storage_key);

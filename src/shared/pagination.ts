@@ -11,7 +11,9 @@ export const maxPageSize = 100;
 export function pageSize(first: number | null | undefined, fallback: number): number {
   const size = first ?? fallback;
   if (!Number.isInteger(size) || size < 1 || size > maxPageSize) {
-    throw invalidInput([{ field: 'first', message: `must be a whole number from 1 to ${maxPageSize}` }]);
+    throw invalidInput([
+      { field: 'first', message: `must be a whole number from 1 to ${maxPageSize}` },
+    ]);
   }
   return size;
 }
@@ -28,20 +30,30 @@ export function decodeCursor<T>(cursor: string, isValid: (value: unknown) => val
   } catch {
     // fall through
   }
-  throw new AppError(ErrorCode.InvalidInput, 'after: not a cursor returned by this list', { field: 'after' });
+  throw new AppError(ErrorCode.InvalidInput, 'after: not a cursor returned by this list', {
+    field: 'after',
+  });
 }
 
 /** A page of an in-memory list (the catalogue), with an offset cursor. */
-export function pageOf<T>(items: readonly T[], first: number | null | undefined, after: string | null | undefined): Page<T> {
+export function pageOf<T>(
+  items: readonly T[],
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Page<T> {
   const size = pageSize(first, 50);
   const start =
     after == null
       ? 0
-      : decodeCursor(after, (v): v is { o: number } => Number.isInteger((v as { o?: unknown })?.o)).o;
+      : decodeCursor(after, (v): v is { o: number } => Number.isInteger((v as { o?: unknown })?.o))
+          .o;
   const nodes = items.slice(start, start + size);
   const end = start + nodes.length;
   return {
     nodes,
-    pageInfo: { hasNextPage: end < items.length, endCursor: nodes.length > 0 ? encodeCursor({ o: end }) : null },
+    pageInfo: {
+      hasNextPage: end < items.length,
+      endCursor: nodes.length > 0 ? encodeCursor({ o: end }) : null,
+    },
   };
 }

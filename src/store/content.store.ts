@@ -33,11 +33,23 @@ export async function insertContent(q: Queryable, row: NewContentRow): Promise<C
 }
 
 /** A content of the account; another account's ID finds nothing. */
-export async function findContent(q: Queryable, accountId: string, id: string): Promise<ContentRow | undefined> {
-  return q.selectFrom('contents').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+export async function findContent(
+  q: Queryable,
+  accountId: string,
+  id: string,
+): Promise<ContentRow | undefined> {
+  return q
+    .selectFrom('contents')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
-export async function findContentsByIds(q: Queryable, ids: readonly string[]): Promise<ContentRow[]> {
+export async function findContentsByIds(
+  q: Queryable,
+  ids: readonly string[],
+): Promise<ContentRow[]> {
   if (ids.length === 0) return [];
   return q.selectFrom('contents').selectAll().where('id', 'in', ids).execute();
 }
@@ -83,9 +95,12 @@ export async function listContents(
     .where('contents.account_id', '=', accountId);
   if (filter.kind != null) query = query.where('contents.kind', '=', filter.kind);
   if (filter.status != null) query = query.where('tasks.status', '=', filter.status);
-  if (filter.createdAfter != null) query = query.where('contents.created_at', '>', filter.createdAfter);
-  if (filter.createdBefore != null) query = query.where('contents.created_at', '<', filter.createdBefore);
-  if (filter.idempotencyKey != null) query = query.where('contents.idempotency_key', '=', filter.idempotencyKey);
+  if (filter.createdAfter != null)
+    query = query.where('contents.created_at', '>', filter.createdAfter);
+  if (filter.createdBefore != null)
+    query = query.where('contents.created_at', '<', filter.createdBefore);
+  if (filter.idempotencyKey != null)
+    query = query.where('contents.idempotency_key', '=', filter.idempotencyKey);
   if (after !== null) {
     query = query.where((eb) =>
       eb.or([
@@ -94,5 +109,9 @@ export async function listContents(
       ]),
     );
   }
-  return query.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc').limit(limit).execute();
+  return query
+    .orderBy('contents.created_at', 'desc')
+    .orderBy('contents.id', 'desc')
+    .limit(limit)
+    .execute();
 }

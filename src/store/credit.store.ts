@@ -80,7 +80,11 @@ export async function changeBalance(
  * records it on the content. Call it in the transaction that finishes the task with a
  * non-zero code: that transition happens once, so the refund does too.
  */
-export async function refundContent(q: Queryable, accountId: string, contentId: string): Promise<number> {
+export async function refundContent(
+  q: Queryable,
+  accountId: string,
+  contentId: string,
+): Promise<number> {
   const debits = await q
     .selectFrom('credit_ledger')
     .select(['category', (eb) => eb.fn.sum<number>('delta').as('total')])
@@ -94,10 +98,20 @@ export async function refundContent(q: Queryable, accountId: string, contentId: 
   for (const debit of debits) {
     const amount = -Number(debit.total);
     if (amount <= 0) continue;
-    await changeBalance(q, { accountId, category: debit.category, delta: amount, reason: 'refund', reference: contentId });
+    await changeBalance(q, {
+      accountId,
+      category: debit.category,
+      delta: amount,
+      reason: 'refund',
+      reference: contentId,
+    });
     refunded += amount;
   }
-  await q.updateTable('contents').set({ credits_refunded: refunded }).where('id', '=', contentId).execute();
+  await q
+    .updateTable('contents')
+    .set({ credits_refunded: refunded })
+    .where('id', '=', contentId)
+    .execute();
   return refunded;
 }
 

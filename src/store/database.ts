@@ -68,7 +68,12 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
   return wrap(db, 'pglite', null, () => lock?.release());
 }
 
-function wrap(db: Db, backend: Backend, connectionUrl: string | null, afterClose: () => void): Database {
+function wrap(
+  db: Db,
+  backend: Backend,
+  connectionUrl: string | null,
+  afterClose: () => void,
+): Database {
   let closed: Promise<void> | undefined;
   return {
     db,

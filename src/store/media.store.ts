@@ -47,12 +47,24 @@ export async function findMedia(q: Queryable, id: string): Promise<MediaRow | un
 }
 
 /** Media of the account among `ids`; others' IDs are simply absent. */
-export async function findAccountMedia(q: Queryable, accountId: string, ids: readonly string[]): Promise<MediaRow[]> {
+export async function findAccountMedia(
+  q: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<MediaRow[]> {
   if (ids.length === 0) return [];
-  return q.selectFrom('media').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
+  return q
+    .selectFrom('media')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute();
 }
 
-export async function listMediaOfContents(q: Queryable, contentIds: readonly string[]): Promise<MediaRow[]> {
+export async function listMediaOfContents(
+  q: Queryable,
+  contentIds: readonly string[],
+): Promise<MediaRow[]> {
   if (contentIds.length === 0) return [];
   return q
     .selectFrom('media')

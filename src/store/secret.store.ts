@@ -11,6 +11,10 @@ export async function sharedSecret(q: Queryable, name: string, bytes = 32): Prom
     .values({ name, value: randomBytes(bytes).toString('base64url') })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
-  const row = await q.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+  const row = await q
+    .selectFrom('server_secrets')
+    .select('value')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
   return Buffer.from(row.value, 'base64url');
 }

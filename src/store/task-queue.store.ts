@@ -14,17 +14,34 @@ export async function insertTask(
 ): Promise<TaskRow> {
   return q
     .insertInto('tasks')
-    .values({ id: task.id, content_id: task.contentId, account_id: task.accountId, max_attempts: task.maxAttempts })
+    .values({
+      id: task.id,
+      content_id: task.contentId,
+      account_id: task.accountId,
+      max_attempts: task.maxAttempts,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 /** A task of the account; another account's ID finds nothing. */
-export async function findTask(q: Queryable, accountId: string, id: string): Promise<TaskRow | undefined> {
-  return q.selectFrom('tasks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+export async function findTask(
+  q: Queryable,
+  accountId: string,
+  id: string,
+): Promise<TaskRow | undefined> {
+  return q
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
-export async function findTasksOfContents(q: Queryable, contentIds: readonly string[]): Promise<TaskRow[]> {
+export async function findTasksOfContents(
+  q: Queryable,
+  contentIds: readonly string[],
+): Promise<TaskRow[]> {
   if (contentIds.length === 0) return [];
   return q.selectFrom('tasks').selectAll().where('content_id', 'in', contentIds).execute();
 }
@@ -39,7 +56,11 @@ export interface ClaimedTask {
  * Claims the oldest queued task under a lease. `FOR UPDATE SKIP LOCKED` lets many workers
  * claim at once without waiting on each other or taking the same row.
  */
-export async function claimTask(q: Queryable, owner: string, leaseMs: number): Promise<ClaimedTask | undefined> {
+export async function claimTask(
+  q: Queryable,
+  owner: string,
+  leaseMs: number,
+): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   const task = await q
     .updateTable('tasks')
@@ -64,12 +85,21 @@ export async function claimTask(q: Queryable, owner: string, leaseMs: number): P
     .returningAll()
     .executeTakeFirst();
   if (task === undefined) return undefined;
-  const content = await q.selectFrom('contents').selectAll().where('id', '=', task.content_id).executeTakeFirstOrThrow();
+  const content = await q
+    .selectFrom('contents')
+    .selectAll()
+    .where('id', '=', task.content_id)
+    .executeTakeFirstOrThrow();
   return { task: { ...task, lease_token: token }, content };
 }
 
 /** Extends the lease; false when it was lost (expired and taken over, or the task finished). */
-export async function renewLease(q: Queryable, id: string, token: string, leaseMs: number): Promise<boolean> {
+export async function renewLease(
+  q: Queryable,
+  id: string,
+  token: string,
+  leaseMs: number,
+): Promise<boolean> {
   const result = await q
     .updateTable('tasks')
     .set({ lease_expires_at: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
@@ -80,7 +110,12 @@ export async function renewLease(q: Queryable, id: string, token: string, leaseM
   return result.numUpdatedRows > 0n;
 }
 
-export async function writeProgress(q: Queryable, id: string, token: string, progress: number): Promise<boolean> {
+export async function writeProgress(
+  q: Queryable,
+  id: string,
+  token: string,
+  progress: number,
+): Promise<boolean> {
   const result = await q
     .updateTable('tasks')
     .set({ progress: Math.min(1, Math.max(0, progress)) })
@@ -95,7 +130,12 @@ export async function writeProgress(q: Queryable, id: string, token: string, pro
  * Gives a claimed task back to the queue. `countAttempt: false` for a graceful shutdown (the
  * attempt did not fail); true after an unexpected engine error.
  */
-export async function releaseTask(q: Queryable, id: string, token: string, countAttempt: boolean): Promise<boolean> {
+export async function releaseTask(
+  q: Queryable,
+  id: string,
+  token: string,
+  countAttempt: boolean,
+): Promise<boolean> {
   const result = await q
     .updateTable('tasks')
     .set((eb) => ({
@@ -155,7 +195,9 @@ export async function finishTask(
     } else if (guard.kind === 'unfinished') {
       update = update.where('status', '<>', 'finished');
     } else {
-      update = update.where('status', '=', 'running').where('lease_expires_at', '<', sql<Date>`now()`);
+      update = update
+        .where('status', '=', 'running')
+        .where('lease_expires_at', '<', sql<Date>`now()`);
     }
     const task = await update.returningAll().executeTakeFirst();
     if (task === undefined) return undefined;
@@ -169,10 +211,18 @@ export async function finishTask(
  * Returns tasks whose lease expired (their worker died) to the queue while they have attempts
  * left; returns the IDs of those that have none, for the caller to finish as lost.
  */
-export async function recoverExpiredLeases(q: Queryable): Promise<{ requeued: number; exhausted: string[] }> {
+export async function recoverExpiredLeases(
+  q: Queryable,
+): Promise<{ requeued: number; exhausted: string[] }> {
   const requeued = await q
     .updateTable('tasks')
-    .set({ status: 'queued', lease_token: null, lease_owner: null, lease_expires_at: null, progress: 0 })
+    .set({
+      status: 'queued',
+      lease_token: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      progress: 0,
+    })
     .where('status', '=', 'running')
     .where('lease_expires_at', '<', sql<Date>`now()`)
     .whereRef('attempts', '<', 'max_attempts')

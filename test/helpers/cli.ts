@@ -39,13 +39,34 @@ export interface RunningServer {
   stderr(): string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
+  /** SIGKILL: the process dies mid-work, as on a crash. */
+  kill(): Promise<void>;
 }
 
 /** Starts `bin/atelier serve` on a free port and waits until it is listening. */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+  return startProcess(
+    'serve',
+    { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+    'Atelier is listening',
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+/** Starts `bin/atelier worker` and waits until its slots run. */
+export function startWorker(env: Record<string, string>): Promise<RunningServer> {
+  return startProcess('worker', env, 'Atelier worker running', '');
+}
+
+async function startProcess(
+  command: string,
+  env: Record<string, string>,
+  ready: string,
+  url: string,
+): Promise<RunningServer> {
+  const child = spawn(process.execPath, [bin, command], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -57,20 +78,24 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     child.once('exit', (code) => resolve(code)),
   );
   const deadline = Date.now() + 60_000;
-  while (!err.includes('Atelier is listening')) {
+  while (!err.includes(ready)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`serve did not start:\n${err}`);
+      throw new Error(`${command} did not start:\n${err}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
     child,
-    url: `http://127.0.0.1:${port}`,
+    url,
     stderr: () => err,
     stop: async () => {
-      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

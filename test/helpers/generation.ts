@@ -35,7 +35,8 @@ export async function submitOk(url: string, apiKey: string, input: Record<string
 
 export async function getTask(url: string, apiKey: string, taskId: string): Promise<TaskState> {
   const res = await graphql<{ getTask: TaskState }>(url, {
-    query: 'query T($id: ID!) { getTask(taskId: $id) { taskId status finishCode finishMessage progress } }',
+    query:
+      'query T($id: ID!) { getTask(taskId: $id) { taskId status finishCode finishMessage progress } }',
     variables: { id: taskId },
     apiKey,
   });
@@ -55,17 +56,19 @@ export async function waitForTask(
   for (;;) {
     const task = await getTask(url, apiKey, taskId);
     if (until(task)) return task;
-    if (Date.now() > deadline) assert.fail(`task ${taskId} still ${JSON.stringify(task)} after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      assert.fail(`task ${taskId} still ${JSON.stringify(task)} after ${timeoutMs} ms`);
     await sleep(50);
   }
 }
 
 export async function balances(url: string, apiKey: string): Promise<Record<string, number>> {
-  const res = await graphql<{ getUserByPrivateId: { creditBalances: Array<{ category: string; amount: number }> } }>(
-    url,
-    { query: '{ getUserByPrivateId { creditBalances { category amount } } }', apiKey },
+  const res = await graphql<{
+    getUserByPrivateId: { creditBalances: Array<{ category: string; amount: number }> };
+  }>(url, { query: '{ getUserByPrivateId { creditBalances { category amount } } }', apiKey });
+  return Object.fromEntries(
+    res.body.data!.getUserByPrivateId.creditBalances.map((b) => [b.category, b.amount]),
   );
-  return Object.fromEntries(res.body.data!.getUserByPrivateId.creditBalances.map((b) => [b.category, b.amount]));
 }
 
 /** Test models on the deterministic fake engine, added through `MODELS` like an operator would. */
@@ -83,7 +86,10 @@ function fakeModel(modelId: string, engineOptions: Record<string, unknown>) {
     kind: 'image',
     engine: 'fake',
     engineOptions,
-    capabilities: { sizes: [{ width: 64, height: 64, aspectRatio: '1:1', maxCount: 4 }], formats: ['png'] },
+    capabilities: {
+      sizes: [{ width: 64, height: 64, aspectRatio: '1:1', maxCount: 4 }],
+      formats: ['png'],
+    },
     pricing: { unit: 'image', credits: 3, category: null },
   };
 }

@@ -14,15 +14,23 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
     '/media/:mediaId',
     async (request, reply) => {
       const { mediaId } = request.params;
-      const download = await opts.services.media.resolveDownload(mediaId, request.query.exp, request.query.sig);
+      const download = await opts.services.media.resolveDownload(
+        mediaId,
+        request.query.exp,
+        request.query.sig,
+      );
       if (download === null) {
-        return reply.code(403).header('cache-control', 'no-store').send({
-          error: {
-            code: ErrorCode.Forbidden,
-            message: 'This download link is invalid or has expired; read the content again for a fresh one.',
-            requestId: request.id,
-          },
-        });
+        return reply
+          .code(403)
+          .header('cache-control', 'no-store')
+          .send({
+            error: {
+              code: ErrorCode.Forbidden,
+              message:
+                'This download link is invalid or has expired; read the content again for a fresh one.',
+              requestId: request.id,
+            },
+          });
       }
       const result = await send(request.raw, `/${path.basename(download.path)}`, {
         root: path.dirname(download.path),
@@ -32,7 +40,11 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
       });
       if (result.type !== 'file') {
         return reply.code(result.statusCode === 404 ? 404 : 500).send({
-          error: { code: ErrorCode.NotFound, message: 'The media file is missing.', requestId: request.id },
+          error: {
+            code: ErrorCode.NotFound,
+            message: 'The media file is missing.',
+            requestId: request.id,
+          },
         });
       }
       reply.code(result.statusCode).headers(result.headers);

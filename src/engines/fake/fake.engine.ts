@@ -15,7 +15,12 @@ const pixel = Buffer.from(
 export const fakeEngine: Engine = {
   name: 'fake',
   async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
-    const { durationMs = 0, failCode, failMessage, throw: shouldThrow } = request.options as {
+    const {
+      durationMs = 0,
+      failCode,
+      failMessage,
+      throw: shouldThrow,
+    } = request.options as {
       durationMs?: number;
       failCode?: number;
       failMessage?: string;

@@ -24,9 +24,28 @@ export function seededRandom(...parts: ReadonlyArray<string | number>): () => nu
 }
 
 const namedHues: Readonly<Record<string, number>> = {
-  red: 0, crimson: 350, orange: 28, amber: 40, gold: 45, yellow: 55, lime: 90, green: 120,
-  forest: 130, teal: 175, cyan: 185, sky: 200, blue: 220, navy: 230, indigo: 250,
-  violet: 270, purple: 285, magenta: 310, pink: 330, rose: 345, sunset: 20, ocean: 205,
+  red: 0,
+  crimson: 350,
+  orange: 28,
+  amber: 40,
+  gold: 45,
+  yellow: 55,
+  lime: 90,
+  green: 120,
+  forest: 130,
+  teal: 175,
+  cyan: 185,
+  sky: 200,
+  blue: 220,
+  navy: 230,
+  indigo: 250,
+  violet: 270,
+  purple: 285,
+  magenta: 310,
+  pink: 330,
+  rose: 345,
+  sunset: 20,
+  ocean: 205,
 };
 
 /**

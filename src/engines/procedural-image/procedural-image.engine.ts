@@ -1,4 +1,10 @@
-import type { Engine, EngineContext, EngineOutput, EngineRequest, EngineResult } from '../engine.ts';
+import type {
+  Engine,
+  EngineContext,
+  EngineOutput,
+  EngineRequest,
+  EngineResult,
+} from '../engine.ts';
 import { renderImage } from './render.ts';
 
 const mimeTypes = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;

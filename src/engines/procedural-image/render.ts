@@ -12,13 +12,21 @@ export async function renderImage(request: EngineRequest, index: number): Promis
 
   const layers: OverlayOptions[] = [];
   for (const element of request.elements.filter((e) => e.kind === 'scene')) {
-    const scene = await sharp(element.picture).resize(settings.width, settings.height, { fit: 'cover' }).png().toBuffer();
+    const scene = await sharp(element.picture)
+      .resize(settings.width, settings.height, { fit: 'cover' })
+      .png()
+      .toBuffer();
     layers.push({ input: scene, blend: 'multiply' });
   }
   layers.push({ input: Buffer.from(shapesSvg(settings, hues, random, detail)) });
-  for (const element of request.elements.filter((e) => e.kind === 'character' || e.kind === 'object')) {
+  for (const element of request.elements.filter(
+    (e) => e.kind === 'character' || e.kind === 'object',
+  )) {
     const side = Math.round(Math.min(settings.width, settings.height) * (0.22 + random() * 0.16));
-    const sprite = await sharp(element.picture).resize(side, side, { fit: 'contain', background: '#0000' }).png().toBuffer();
+    const sprite = await sharp(element.picture)
+      .resize(side, side, { fit: 'contain', background: '#0000' })
+      .png()
+      .toBuffer();
     layers.push({
       input: sprite,
       left: Math.round(random() * (settings.width - side)),
@@ -29,7 +37,9 @@ export async function renderImage(request: EngineRequest, index: number): Promis
   let image = sharp(Buffer.from(backgroundSvg(settings, hues, random))).composite(layers);
   if (request.elements.some((e) => e.kind === 'style')) {
     // Style elements wash the picture out: softer edges, paler colours.
-    image = sharp(await image.png().toBuffer()).blur(1.5 + random() * 2).modulate({ saturation: 0.65, brightness: 1.06 });
+    image = sharp(await image.png().toBuffer())
+      .blur(1.5 + random() * 2)
+      .modulate({ saturation: 0.65, brightness: 1.06 });
   }
   return encode(image, settings);
 }
@@ -62,19 +72,31 @@ function backgroundSvg(s: ImageSettings, hues: readonly number[], random: () => 
 <rect width="100%" height="100%" fill="url(#g)"/></svg>`;
 }
 
-function shapesSvg(s: ImageSettings, hues: readonly number[], random: () => number, detail: number): string {
+function shapesSvg(
+  s: ImageSettings,
+  hues: readonly number[],
+  random: () => number,
+  detail: number,
+): string {
   const { width: w, height: h } = s;
   const unit = Math.min(w, h);
   const shapes: string[] = [];
   const count = Math.round((14 + random() * 14) * detail);
   for (let i = 0; i < count; i++) {
-    const fill = hsl(pick(hues, random) + (random() - 0.5) * 30, 50 + random() * 45, 35 + random() * 45, 0.35 + random() * 0.5);
+    const fill = hsl(
+      pick(hues, random) + (random() - 0.5) * 30,
+      50 + random() * 45,
+      35 + random() * 45,
+      0.35 + random() * 0.5,
+    );
     const x = random() * w;
     const y = random() * h;
     const size = unit * (0.04 + random() * 0.28);
     switch (Math.floor(random() * 4)) {
       case 0:
-        shapes.push(`<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="${size.toFixed(1)}" fill="${fill}"/>`);
+        shapes.push(
+          `<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="${size.toFixed(1)}" fill="${fill}"/>`,
+        );
         break;
       case 1:
         shapes.push(
@@ -82,8 +104,10 @@ function shapesSvg(s: ImageSettings, hues: readonly number[], random: () => numb
         );
         break;
       case 2: {
-        const points = Array.from({ length: 3 + Math.floor(random() * 4) }, () =>
-          `${(x + (random() - 0.5) * size * 2.4).toFixed(1)},${(y + (random() - 0.5) * size * 2.4).toFixed(1)}`,
+        const points = Array.from(
+          { length: 3 + Math.floor(random() * 4) },
+          () =>
+            `${(x + (random() - 0.5) * size * 2.4).toFixed(1)},${(y + (random() - 0.5) * size * 2.4).toFixed(1)}`,
         );
         shapes.push(`<polygon points="${points.join(' ')}" fill="${fill}"/>`);
         break;

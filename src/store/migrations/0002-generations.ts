@@ -20,7 +20,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     CREATE UNIQUE INDEX contents_idempotency ON contents (account_id, idempotency_key)
     WHERE idempotency_key IS NOT NULL`.execute(db);
-  await sql`CREATE INDEX contents_history ON contents (account_id, created_at DESC, id DESC)`.execute(db);
+  await sql`CREATE INDEX contents_history ON contents (account_id, created_at DESC, id DESC)`.execute(
+    db,
+  );
 
   // The task table is the queue: queued rows are claimed with FOR UPDATE SKIP LOCKED; a
   // running row belongs to the lease holder named by lease_token until lease_expires_at.
@@ -45,7 +47,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       CHECK (status <> 'running' OR lease_token IS NOT NULL)
     )`.execute(db);
   await sql`CREATE INDEX tasks_queued ON tasks (created_at) WHERE status = 'queued'`.execute(db);
-  await sql`CREATE INDEX tasks_leases ON tasks (lease_expires_at) WHERE status = 'running'`.execute(db);
+  await sql`CREATE INDEX tasks_leases ON tasks (lease_expires_at) WHERE status = 'running'`.execute(
+    db,
+  );
 
   await sql`
     CREATE TABLE media (

@@ -172,7 +172,9 @@ describe('bin/atelier on PostgreSQL', {
     const env = { DATABASE_URL: database.url, DATA_DIR: tempDataDir() };
     const migrated = await atelier(['migrate'], env);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual(JSON.parse(migrated.stdout), { applied: ['0001-foundation', '0002-generations'] });
+    assert.deepEqual(JSON.parse(migrated.stdout), {
+      applied: ['0001-foundation', '0002-generations'],
+    });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
 
     const server = await startServer(env);

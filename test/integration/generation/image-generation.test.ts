@@ -25,7 +25,14 @@ interface ContentResult {
     creditsCharged: number;
     creditsRefunded: number;
     task: { status: string; finishCode: number; progress: number };
-    media: Array<{ mediaId: string; mimeType: string; width: number; height: number; bytes: number; download: { url: string } }>;
+    media: Array<{
+      mediaId: string;
+      mimeType: string;
+      width: number;
+      height: number;
+      bytes: number;
+      download: { url: string };
+    }>;
   };
 }
 
@@ -59,13 +66,23 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
     assert.equal(task.finishCode, 0);
     assert.equal(task.progress, 1);
 
-    const content = await graphql<ContentResult>(t.url, { query: contentQuery, variables: { id: submitted.contentId }, apiKey });
+    const content = await graphql<ContentResult>(t.url, {
+      query: contentQuery,
+      variables: { id: submitted.contentId },
+      apiKey,
+    });
     const { media, creditsCharged, input } = content.body.data!.getContent;
     assert.equal(creditsCharged, 2);
-    assert.equal(typeof input.seed, 'number', 'the chosen seed is recorded so the result can be reproduced');
+    assert.equal(
+      typeof input.seed,
+      'number',
+      'the chosen seed is recorded so the result can be reproduced',
+    );
     assert.equal(media.length, 2);
 
-    const urls = await graphql<{ getDownloadUrls: Array<{ mediaId: string; url: string; expiresAt: string }> }>(t.url, {
+    const urls = await graphql<{
+      getDownloadUrls: Array<{ mediaId: string; url: string; expiresAt: string }>;
+    }>(t.url, {
       query: 'query D($ids: [ID!]!) { getDownloadUrls(mediaIds: $ids) { mediaId url expiresAt } }',
       variables: { ids: media.map((m) => m.mediaId) },
       apiKey,
@@ -78,25 +95,45 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
       const response = await fetch(url.url);
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('content-type'), 'image/webp');
-      assert.match(response.headers.get('content-disposition') ?? '', new RegExp(`attachment; filename="${submitted.contentId}-${i + 1}\\.webp"`));
+      assert.match(
+        response.headers.get('content-disposition') ?? '',
+        new RegExp(`attachment; filename="${submitted.contentId}-${i + 1}\\.webp"`),
+      );
       const bytes = Buffer.from(await response.arrayBuffer());
       assert.equal(bytes.length, media[i]!.bytes);
       const meta = await sharp(bytes).metadata();
       assert.deepEqual([meta.format, meta.width, meta.height], ['webp', 1024, 576]);
     }
-    assert.deepEqual(await balances(t.url, apiKey), { standard: 8 }, 'the balance dropped by the price');
+    assert.deepEqual(
+      await balances(t.url, apiKey),
+      { standard: 8 },
+      'the balance dropped by the price',
+    );
   });
 
   it('the two images of one request differ, and a resubmission with the same seed reproduces them', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
-    const input = { modelId: 'mdl_atelier-sketch', prompt: 'red fox', width: 512, height: 512, count: 2, seed: 42 };
+    const input = {
+      modelId: 'mdl_atelier-sketch',
+      prompt: 'red fox',
+      width: 512,
+      height: 512,
+      count: 2,
+      seed: 42,
+    };
     const first = await submitOk(t.url, apiKey, input);
     const second = await submitOk(t.url, apiKey, input);
     const bytesOf = async (contentId: string) => {
-      await waitForTask(t.url, apiKey, (await contentTask(t, apiKey, contentId)));
-      const res = await graphql<ContentResult>(t.url, { query: contentQuery, variables: { id: contentId }, apiKey });
+      await waitForTask(t.url, apiKey, await contentTask(t, apiKey, contentId));
+      const res = await graphql<ContentResult>(t.url, {
+        query: contentQuery,
+        variables: { id: contentId },
+        apiKey,
+      });
       return Promise.all(
-        res.body.data!.getContent.media.map(async (m) => Buffer.from(await (await fetch(m.download.url)).arrayBuffer())),
+        res.body.data!.getContent.media.map(async (m) =>
+          Buffer.from(await (await fetch(m.download.url)).arrayBuffer()),
+        ),
       );
     };
     const [a1, a2] = await bytesOf(first.contentId);
@@ -108,9 +145,18 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
 
   it('serves Range requests and ETags; a tampered or expired URL gets 403', async () => {
     const { apiKey } = await seedAccount(t.app);
-    const { contentId, taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_atelier-sketch', prompt: 'range', width: 512, height: 512 });
+    const { contentId, taskId } = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_atelier-sketch',
+      prompt: 'range',
+      width: 512,
+      height: 512,
+    });
     await waitForTask(t.url, apiKey, taskId);
-    const res = await graphql<ContentResult>(t.url, { query: contentQuery, variables: { id: contentId }, apiKey });
+    const res = await graphql<ContentResult>(t.url, {
+      query: contentQuery,
+      variables: { id: contentId },
+      apiKey,
+    });
     const { url } = res.body.data!.getContent.media[0]!.download;
 
     const whole = await fetch(url);
@@ -124,7 +170,11 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
     // fetch adds Cache-Control: no-cache to a request with If-None-Match (Fetch standard), so
     // the revalidation a browser cache makes is sent with node:http.
     const revalidated = await new Promise<number>((resolve, reject) =>
-      http.get(url, { headers: { 'if-none-match': etag } }, (r) => resolve(r.resume().statusCode ?? 0)).on('error', reject),
+      http
+        .get(url, { headers: { 'if-none-match': etag } }, (r) =>
+          resolve(r.resume().statusCode ?? 0),
+        )
+        .on('error', reject),
     );
     assert.equal(revalidated, 304);
 
@@ -147,24 +197,45 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
 
   it('a failing engine finishes with its code and refunds exactly what was charged, once', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
-    const { contentId, taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fail', prompt: 'x', count: 2 });
+    const { contentId, taskId } = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_test-fail',
+      prompt: 'x',
+      count: 2,
+    });
     const task = await waitForTask(t.url, apiKey, taskId);
-    assert.deepEqual([task.finishCode, task.finishMessage], [4, 'The input image could not be read.']);
-    const res = await graphql<ContentResult>(t.url, { query: contentQuery, variables: { id: contentId }, apiKey });
-    assert.deepEqual([res.body.data!.getContent.creditsCharged, res.body.data!.getContent.creditsRefunded], [6, 6]);
+    assert.deepEqual(
+      [task.finishCode, task.finishMessage],
+      [4, 'The input image could not be read.'],
+    );
+    const res = await graphql<ContentResult>(t.url, {
+      query: contentQuery,
+      variables: { id: contentId },
+      apiKey,
+    });
+    assert.deepEqual(
+      [res.body.data!.getContent.creditsCharged, res.body.data!.getContent.creditsRefunded],
+      [6, 6],
+    );
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
     assert.equal(await ledgerCount(database, contentId, 'refund'), 1);
   });
 
   it('an engine that keeps throwing is retried, then finishes with code 1 and one refund', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
-    const { contentId, taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_test-crash', prompt: 'x' });
+    const { contentId, taskId } = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_test-crash',
+      prompt: 'x',
+    });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, 1);
     assert.match(task.finishMessage ?? '', /3 attempts/);
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
     assert.equal(await ledgerCount(database, contentId, 'refund'), 1);
-    const row = await database.db.selectFrom('tasks').select('attempts').where('id', '=', taskId).executeTakeFirstOrThrow();
+    const row = await database.db
+      .selectFrom('tasks')
+      .select('attempts')
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
     assert.equal(row.attempts, 3);
   });
 
@@ -178,13 +249,23 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
         variables: { id: taskId },
         apiKey,
       });
-    assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, { status: 'finished', finishCode: 2 });
+    assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, {
+      status: 'finished',
+      finishCode: 2,
+    });
     assert.deepEqual(await balances(t.url, apiKey), { standard: 9 });
-    assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, { status: 'finished', finishCode: 2 });
+    assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, {
+      status: 'finished',
+      finishCode: 2,
+    });
     assert.equal(await ledgerCount(database, running.contentId, 'refund'), 1);
     // The worker lost its lease: its result never lands.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const media = await database.db.selectFrom('media').select('id').where('content_id', '=', running.contentId).execute();
+    const media = await database.db
+      .selectFrom('media')
+      .select('id')
+      .where('content_id', '=', running.contentId)
+      .execute();
     assert.equal(media.length, 0);
   });
 });
@@ -198,7 +279,11 @@ async function contentTask(t: TestApp, apiKey: string, contentId: string): Promi
   return res.body.data!.getContent.task.taskId;
 }
 
-async function ledgerCount(database: Database, reference: string, reason: 'debit' | 'refund'): Promise<number> {
+async function ledgerCount(
+  database: Database,
+  reference: string,
+  reason: 'debit' | 'refund',
+): Promise<number> {
   const rows = await database.db
     .selectFrom('credit_ledger')
     .select('id')
@@ -207,4 +292,3 @@ async function ledgerCount(database: Database, reference: string, reason: 'debit
     .execute();
   return rows.length;
 }
-

@@ -69,13 +69,18 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes): void {
       type: ModelRef,
       nullable: true,
       args: { modelId: t.arg.id({ required: true }) },
-      resolve: (_root, { modelId }, ctx) => ctx.services.catalogue.getModel(optionalActor(ctx), modelId),
+      resolve: (_root, { modelId }, ctx) =>
+        ctx.services.catalogue.getModel(optionalActor(ctx), modelId),
     }),
     listElements: t.field({
       type: ElementConnection,
       nullable: true,
       description: "Public elements plus, with a credential, the account's own.",
-      args: { kind: t.arg({ type: enums.ElementKind }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+      args: {
+        kind: t.arg({ type: enums.ElementKind }),
+        first: t.arg.int({ defaultValue: 50 }),
+        after: t.arg.string(),
+      },
       resolve: (_root, args, ctx) =>
         ctx.services.catalogue.listElements(optionalActor(ctx), args, args.first, args.after),
     }),
@@ -83,7 +88,8 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes): void {
       type: ElementRef,
       nullable: true,
       args: { elementId: t.arg.id({ required: true }) },
-      resolve: (_root, { elementId }, ctx) => ctx.services.catalogue.getElement(optionalActor(ctx), elementId),
+      resolve: (_root, { elementId }, ctx) =>
+        ctx.services.catalogue.getElement(optionalActor(ctx), elementId),
     }),
   }));
 }

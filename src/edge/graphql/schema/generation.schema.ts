@@ -87,8 +87,10 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       content: t.field({
         type: ContentRef,
         nullable: true,
-        description: 'Nullable on purpose: the IDs above survive a failure to read these (spec §4.1 rule 2).',
-        resolve: (s, _args, ctx) => ctx.services.generations.getContent(requireActor(ctx), s.contentId),
+        description:
+          'Nullable on purpose: the IDs above survive a failure to read these (spec §4.1 rule 2).',
+        resolve: (s, _args, ctx) =>
+          ctx.services.generations.getContent(requireActor(ctx), s.contentId),
       }),
       task: t.field({
         type: TaskRef,
@@ -119,7 +121,8 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       format: t.string(),
       elementIds: t.idList(),
       idempotencyKey: t.string({
-        description: 'Same key, same account: the first submission is returned and nothing is charged twice.',
+        description:
+          'Same key, same account: the first submission is returned and nothing is charged twice.',
       }),
     }),
   });
@@ -127,7 +130,11 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
   const CostEstimateInput = builder.inputType('CostEstimateInput', {
     fields: (t) => ({
       kind: t.field({ type: types.GenerationKind, required: true }),
-      input: t.field({ type: 'JSON', required: true, description: 'The same object as the matching generate*Input.' }),
+      input: t.field({
+        type: 'JSON',
+        required: true,
+        description: 'The same object as the matching generate*Input.',
+      }),
     }),
   });
 
@@ -149,29 +156,42 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       nullable: true,
       description: 'One generation of the account: its task, its media.',
       args: { contentId: t.arg.id({ required: true }) },
-      resolve: (_root, { contentId }, ctx) => ctx.services.generations.getContent(requireActor(ctx), contentId),
+      resolve: (_root, { contentId }, ctx) =>
+        ctx.services.generations.getContent(requireActor(ctx), contentId),
     }),
     getTask: t.field({
       type: TaskRef,
       nullable: true,
       args: { taskId: t.arg.id({ required: true }) },
-      resolve: (_root, { taskId }, ctx) => ctx.services.generations.getTask(requireActor(ctx), taskId),
+      resolve: (_root, { taskId }, ctx) =>
+        ctx.services.generations.getTask(requireActor(ctx), taskId),
     }),
     listContents: t.field({
       type: ContentConnection,
       nullable: true,
       description:
         "The account's generation history, newest first: the place to reconcile an uncertain submission.",
-      args: { filter: t.arg({ type: ContentFilter }), first: t.arg.int({ defaultValue: 20 }), after: t.arg.string() },
+      args: {
+        filter: t.arg({ type: ContentFilter }),
+        first: t.arg.int({ defaultValue: 20 }),
+        after: t.arg.string(),
+      },
       resolve: (_root, args, ctx) =>
-        ctx.services.generations.listContents(requireActor(ctx), args.filter ?? {}, args.first, args.after),
+        ctx.services.generations.listContents(
+          requireActor(ctx),
+          args.filter ?? {},
+          args.first,
+          args.after,
+        ),
     }),
     getDownloadUrls: t.field({
       type: [DownloadUrlRef],
       nullable: true,
-      description: 'Fresh, expiring download URLs for media of the account. Asking again refreshes them.',
+      description:
+        'Fresh, expiring download URLs for media of the account. Asking again refreshes them.',
       args: { mediaIds: t.arg.idList({ required: true }) },
-      resolve: (_root, { mediaIds }, ctx) => ctx.services.media.downloadUrls(requireActor(ctx), mediaIds),
+      resolve: (_root, { mediaIds }, ctx) =>
+        ctx.services.media.downloadUrls(requireActor(ctx), mediaIds),
     }),
     estimateCost: t.field({
       type: CostEstimateRef,
@@ -188,14 +208,17 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       type: SubmissionRef,
       nullable: true,
       args: { input: t.arg({ type: GenerateImageInput, required: true }) },
-      resolve: (_root, { input }, ctx) => ctx.services.generations.submitImage(requireActor(ctx), input),
+      resolve: (_root, { input }, ctx) =>
+        ctx.services.generations.submitImage(requireActor(ctx), input),
     }),
     cancelTask: t.field({
       type: TaskRef,
       nullable: true,
-      description: 'Cancels a queued or running task; it finishes with finishCode 2 and its credits are refunded.',
+      description:
+        'Cancels a queued or running task; it finishes with finishCode 2 and its credits are refunded.',
       args: { taskId: t.arg.id({ required: true }) },
-      resolve: (_root, { taskId }, ctx) => ctx.services.generations.cancelTask(requireActor(ctx), taskId),
+      resolve: (_root, { taskId }, ctx) =>
+        ctx.services.generations.cancelTask(requireActor(ctx), taskId),
     }),
   }));
 }

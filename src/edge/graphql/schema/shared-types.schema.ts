@@ -5,10 +5,18 @@ import { addPageInfo } from './common.schema.ts';
 export function addSharedTypes(builder: Builder) {
   return {
     PageInfo: addPageInfo(builder),
-    GenerationKind: builder.enumType('GenerationKind', { values: ['image', 'video', 'speech', 'avatar'] as const }),
-    ModelStatus: builder.enumType('ModelStatus', { values: ['ready', 'maintenance', 'deprecated'] as const }),
-    ElementKind: builder.enumType('ElementKind', { values: ['character', 'object', 'style', 'scene'] as const }),
-    TaskStatus: builder.enumType('TaskStatus', { values: ['queued', 'running', 'finished'] as const }),
+    GenerationKind: builder.enumType('GenerationKind', {
+      values: ['image', 'video', 'speech', 'avatar'] as const,
+    }),
+    ModelStatus: builder.enumType('ModelStatus', {
+      values: ['ready', 'maintenance', 'deprecated'] as const,
+    }),
+    ElementKind: builder.enumType('ElementKind', {
+      values: ['character', 'object', 'style', 'scene'] as const,
+    }),
+    TaskStatus: builder.enumType('TaskStatus', {
+      values: ['queued', 'running', 'finished'] as const,
+    }),
     MediaKind: builder.enumType('MediaKind', { values: ['image', 'video', 'audio'] as const }),
   };
 }
