@@ -46,9 +46,11 @@ export function validateImageSettings(
   const unsupported = (field: string, message: string, allowed: unknown) =>
     problems.push({ field, message, code: '120002', allowed });
 
-  const prompt = optionalString(raw.prompt, 'prompt', invalid)?.trim() ?? '';
-  if (prompt.length === 0) invalid('prompt', 'must not be empty');
-  else if (prompt.length > caps.maxPromptLength) {
+  const givenPrompt = optionalString(raw.prompt, 'prompt', invalid);
+  const prompt = givenPrompt?.trim() ?? '';
+  if (prompt.length === 0 && (givenPrompt !== undefined || raw.prompt == null)) {
+    invalid('prompt', 'must not be empty');
+  } else if (prompt.length > caps.maxPromptLength) {
     invalid('prompt', `must be at most ${caps.maxPromptLength} characters`);
   }
   const negativePrompt =

@@ -81,7 +81,8 @@ export class TaskRunner {
   }
 
   #onEvent(event: TaskEvent): void {
-    if (event.type === 'queued') this.#wakeAll();
+    // One new task needs one slot: waking them all would only make them race for one row.
+    if (event.type === 'queued') this.#wakeOne();
     else if (event.finished) this.#running.get(event.taskId)?.('cancelled');
   }
 
@@ -114,6 +115,11 @@ export class TaskRunner {
 
   #wakeAll(): void {
     for (const wake of [...this.#sleepers]) wake();
+  }
+
+  #wakeOne(): void {
+    const [wake] = this.#sleepers;
+    wake?.();
   }
 
   /** Requeues tasks of dead workers; finishes as lost those out of attempts. */

@@ -62,35 +62,33 @@ export async function claimTask(
   leaseMs: number,
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
-  const task = await q
-    .updateTable('tasks')
-    .set((eb) => ({
-      status: 'running',
-      lease_token: token,
-      lease_owner: owner,
-      lease_expires_at: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`,
-      attempts: eb('attempts', '+', 1),
-      started_at: eb.fn.coalesce('started_at', sql<Date>`now()`),
-    }))
-    .where('id', '=', (eb) =>
-      eb
-        .selectFrom('tasks')
-        .select('id')
-        .where('status', '=', 'queued')
-        .orderBy('created_at')
-        .limit(1)
-        .forUpdate()
-        .skipLocked(),
+  // One round trip: claim the row and read its content in the same statement.
+  const { rows } = await sql<TaskRow & { content: ContentRow }>`
+    WITH claimed AS (
+      UPDATE tasks SET
+        status = 'running',
+        lease_token = ${token},
+        lease_owner = ${owner},
+        lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
+        attempts = attempts + 1,
+        started_at = coalesce(started_at, now())
+      WHERE id = (
+        SELECT id FROM tasks WHERE status = 'queued'
+        ORDER BY created_at LIMIT 1
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING *
     )
-    .returningAll()
-    .executeTakeFirst();
-  if (task === undefined) return undefined;
-  const content = await q
-    .selectFrom('contents')
-    .selectAll()
-    .where('id', '=', task.content_id)
-    .executeTakeFirstOrThrow();
-  return { task: { ...task, lease_token: token }, content };
+    SELECT claimed.*, row_to_json(contents) AS content
+    FROM claimed JOIN contents ON contents.id = claimed.content_id`.execute(q);
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  const { content, ...task } = row;
+  // row_to_json carries timestamps as text; the content's input is already JSON.
+  return {
+    task: { ...task, lease_token: token },
+    content: { ...content, created_at: new Date(content.created_at as unknown as string) },
+  };
 }
 
 /** Extends the lease; false when it was lost (expired and taken over, or the task finished). */

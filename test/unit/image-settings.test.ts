@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
+import { planDebit } from '../../src/domain/credits.ts';
+import { priceImage, validateImageSettings } from '../../src/domain/image-settings.ts';
+
+const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch')!;
+const seed = () => 7;
+
+describe('image settings against a model’s capabilities', () => {
+  it('fills in defaults: the first size, the first format, one image, a chosen seed', () => {
+    const result = validateImageSettings(sketch, { prompt: ' hello ' }, seed);
+    assert.ok(result.ok);
+    assert.deepEqual(result.settings, {
+      prompt: 'hello',
+      negativePrompt: null,
+      width: 1024,
+      height: 1024,
+      aspectRatio: '1:1',
+      count: 1,
+      seed: 7,
+      format: 'png',
+      elementIds: [],
+    });
+  });
+
+  it('an aspect ratio alone picks that ratio’s size', () => {
+    const result = validateImageSettings(sketch, { prompt: 'x', aspectRatio: '9:16' }, seed);
+    assert.ok(result.ok);
+    assert.deepEqual([result.settings.width, result.settings.height], [576, 1024]);
+  });
+
+  it('reports every problem, each with its code', () => {
+    const result = validateImageSettings(
+      sketch,
+      {
+        prompt: 5,
+        width: 1024,
+        count: 'two',
+        format: 'bmp',
+        elementIds: ['a', 'b', 'c', 'd', 'e'],
+      },
+      seed,
+    );
+    assert.ok(!result.ok);
+    assert.deepEqual(
+      result.problems.map((p) => `${p.field} ${p.code}`),
+      ['prompt 120001', 'count 120001', 'height 120002', 'format 120002', 'elementIds 120002'],
+    );
+  });
+
+  it('duplicated element IDs count once', () => {
+    const result = validateImageSettings(
+      sketch,
+      { prompt: 'x', elementIds: ['elm_sun', 'elm_sun'] },
+      seed,
+    );
+    assert.ok(result.ok);
+    assert.deepEqual(result.settings.elementIds, ['elm_sun']);
+  });
+
+  it('prices per image', () => {
+    const result = validateImageSettings(
+      sketch,
+      { prompt: 'x', width: 512, height: 512, count: 3 },
+      seed,
+    );
+    assert.ok(result.ok);
+    assert.equal(priceImage(sketch, result.settings), 3);
+  });
+});
+
+describe('planning a debit across categories', () => {
+  const balances = new Map([
+    ['promo', 2],
+    ['standard', 5],
+  ]);
+
+  it('drains categories in the configured order', () => {
+    assert.deepEqual(planDebit(balances, 4, ['promo', 'standard'], null), {
+      ok: true,
+      parts: [
+        { category: 'promo', amount: 2 },
+        { category: 'standard', amount: 2 },
+      ],
+    });
+  });
+
+  it('a model’s own category is the only one it draws from', () => {
+    assert.deepEqual(planDebit(balances, 3, ['promo', 'standard'], 'promo'), {
+      ok: false,
+      available: 2,
+    });
+    assert.deepEqual(planDebit(balances, 5, ['promo'], 'standard'), {
+      ok: true,
+      parts: [{ category: 'standard', amount: 5 }],
+    });
+  });
+
+  it('says what is available when it cannot be covered', () => {
+    assert.deepEqual(planDebit(balances, 8, ['promo', 'standard'], null), {
+      ok: false,
+      available: 7,
+    });
+    assert.deepEqual(planDebit(new Map(), 1, ['standard'], null), { ok: false, available: 0 });
+  });
+});
