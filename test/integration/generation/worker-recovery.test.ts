@@ -150,6 +150,68 @@ describe('a worker killed mid-task [postgres: separate worker processes]', {
   });
 });
 
+describe('a worker stopped with SIGTERM [postgres]', {
+  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+}, () => {
+  let database: Database;
+  let api: TestApp;
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    api = await startTestApp(database, { env: { MODELS: testModels, WORKER_CONCURRENCY: '0' } });
+  });
+  after(async () => {
+    await api.close();
+    await database.close();
+  });
+  const start = (drainMs: string) =>
+    startWorker({
+      ...workerEnv,
+      SHUTDOWN_DRAIN_MS: drainMs,
+      DATABASE_URL: database.connectionUrl!,
+      DATA_DIR: api.app.config.dataDir,
+    });
+
+  it('stops claiming and lets its running task finish before exiting', async () => {
+    const { apiKey } = await seedAccount(api.app, { credits: { standard: 10 } });
+    const w = await start('20000');
+    const running = await submitOk(api.url, apiKey, { modelId: 'mdl_test-slow', prompt: 'drain' });
+    await waitForTask(api.url, apiKey, running.taskId, (t) => t.status === 'running');
+    const exited = w.stop();
+    const waiting = await submitOk(api.url, apiKey, {
+      modelId: 'mdl_test-fast',
+      prompt: 'not claimed',
+    });
+    assert.equal(await exited, 0);
+    assert.equal(
+      (await waitForTask(api.url, apiKey, running.taskId, undefined, 1)).finishCode,
+      0,
+      'finished before exit',
+    );
+    assert.equal(
+      (await waitForTask(api.url, apiKey, waiting.taskId, () => true)).status,
+      'queued',
+      'nothing new claimed',
+    );
+  });
+
+  it('hands a task it cannot finish in time back to the queue without spending an attempt', async () => {
+    const { apiKey } = await seedAccount(api.app, { credits: { standard: 10 } });
+    const w = await start('0');
+    const { taskId } = await submitOk(api.url, apiKey, {
+      modelId: 'mdl_test-slow',
+      prompt: 'hand back',
+    });
+    await waitForTask(api.url, apiKey, taskId, (t) => t.status === 'running');
+    assert.equal(await w.stop(), 0);
+    const row = await database.db
+      .selectFrom('tasks')
+      .select(['status', 'attempts'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'queued', attempts: 0 });
+  });
+});
+
 describe('a server killed mid-task [pglite: in-process workers]', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-crash-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
