@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { builtinElements } from '../../src/domain/builtin-catalogue.ts';
@@ -71,6 +72,21 @@ describe('the procedural image engine', () => {
     const [plain] = await render({});
     const [withSun] = await render({}, [{ kind: sun.kind, picture: Buffer.from(sun.svg!) }]);
     assert.ok((await difference(plain!, withSun!)) > 1);
+  });
+
+  it('renders off the event loop: a 2048² pair leaves the loop responsive', async () => {
+    const histogram = monitorEventLoopDelay({ resolution: 5 });
+    histogram.enable();
+    const started = performance.now();
+    await render({ width: 2048, height: 2048, count: 2 });
+    const elapsed = performance.now() - started;
+    histogram.disable();
+    const worstMs = histogram.max / 1e6;
+    // libvips rasterises and encodes on its own threads; only SVG text is built in JS.
+    assert.ok(
+      worstMs < Math.max(60, elapsed / 4),
+      `the loop stalled ${worstMs.toFixed(0)} ms of ${elapsed.toFixed(0)} ms`,
+    );
   });
 
   it('stops when aborted', async () => {
