@@ -2,12 +2,17 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ApiKeyVerifier } from './auth/api-key-verifier.ts';
-import { GraphqlAuthenticator, noIdentityProvider } from './auth/authenticate.ts';
+import { GraphqlAuthenticator } from './auth/authenticate.ts';
+import { BuiltinIdentityProvider } from './auth/builtin-idp.ts';
+import { OidcIdTokenAuthenticator } from './auth/id-token-authenticator.ts';
+import { IdTokenVerifier } from './auth/id-token-verifier.ts';
+import { localIssuerKeys, remoteIssuerKeys } from './auth/issuer-keys.ts';
 import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import { graphqlPlugin } from './edge/graphql/graphql.plugin.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
+import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import type { Services } from './edge/services.ts';
@@ -95,13 +100,36 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     });
     const storage = new LocalMediaStorage(path.join(config.dataDir, 'files'));
     const verifier = new ApiKeyVerifier({ db, clock });
+    const { identity } = config;
+    const identityProvider = identity.builtin
+      ? await BuiltinIdentityProvider.open({
+          db,
+          clock,
+          issuer: identity.issuer,
+          audience: identity.audience,
+        })
+      : null;
+    const idTokens = new OidcIdTokenAuthenticator({
+      db,
+      createAccounts: identity.createAccounts,
+      verifier: new IdTokenVerifier({
+        issuer: identity.issuer,
+        audience: identity.audience,
+        algorithms: identity.algorithms,
+        keys:
+          identityProvider === null
+            ? remoteIssuerKeys({
+                issuer: identity.issuer,
+                jwksUri: identity.jwksUri,
+                cooldownMs: identity.jwksRefreshFloorMs,
+              })
+            : localIssuerKeys(identityProvider.jwks),
+      }),
+    });
     const catalogue = new CatalogueService({ models, elements: builtinElements });
     const services: Services = {
-      graphqlAuth: new GraphqlAuthenticator({
-        db,
-        apiKeys: verifier,
-        idTokens: noIdentityProvider,
-      }),
+      graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
+      identityProvider,
       accounts: new AccountService({ db, clock, credentialCache: verifier }),
       apiKeys: new ApiKeyService({ db, clock, verifier }),
       catalogue,
@@ -187,6 +215,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await http.register(httpPlugin, { services: core.services });
   await http.register(graphqlPlugin, { services: core.services });
   await http.register(mediaRoutes, { services: core.services });
+  if (core.services.identityProvider !== null) {
+    await http.register(idpRoutes, {
+      idp: core.services.identityProvider,
+      signInLimit: config.signInLimit,
+    });
+  }
   await http.ready();
   return { ...core, http, close: () => http.close() };
 }

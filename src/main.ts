@@ -18,6 +18,7 @@ export async function serve(config: Config): Promise<void> {
             db: app.database.db,
             accounts: app.services.accounts,
             apiKeys: app.services.apiKeys,
+            identityProvider: app.services.identityProvider,
           })
         : null;
     await app.http.listen({ port: config.port, host: config.host });
@@ -79,6 +80,14 @@ function printBanner(config: Config, firstRun: FirstRun | null): void {
       'Its API key, shown this once (keep it; `bin/atelier apikey create` makes more):',
       '',
       `  ${firstRun.apiKeySecret}`,
+      ...(firstRun.signIn === null
+        ? []
+        : [
+            '',
+            `Sign in at ${config.publicUrl}/login as ${firstRun.signIn.email} with the password (shown once):`,
+            '',
+            `  ${firstRun.signIn.password}`,
+          ]),
       '',
       'Try it:',
       `  curl -s ${config.publicUrl}/graphql -H 'content-type: application/json' \\`,

@@ -29,18 +29,6 @@ export interface IdTokenAuthenticator {
   authenticate(idToken: string): Promise<AuthResult>;
 }
 
-/** Until an identity provider is configured, an ID token cannot authenticate anything. */
-export const noIdentityProvider: IdTokenAuthenticator = {
-  authenticate: async () => ({
-    kind: 'refused',
-    error: new AppError(
-      ErrorCode.Unauthenticated,
-      'ID tokens are not accepted: this server has no identity provider configured.',
-    ),
-    rejectRequest: false,
-  }),
-};
-
 export interface GraphqlAuthenticatorDeps {
   db: Db;
   apiKeys: ApiKeyVerifier;

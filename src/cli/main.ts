@@ -18,6 +18,7 @@ Commands:
   account grant --account ID --category C --amount N
   account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
+  idp user add --account ID --email E --password-stdin
 
 Operator commands print JSON. With the embedded database they need the server stopped.
 Configuration comes from the environment (see README "Configuration").`;
@@ -36,6 +37,8 @@ const options = {
   status: { type: 'string' },
   name: { type: 'string' },
   'expires-in': { type: 'string' },
+  email: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -84,6 +87,20 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 const operatorCommands: Record<string, (core: Core, values: Values) => Promise<unknown>> = {
+  'idp user add': async (core, v) => {
+    const idp = core.services.identityProvider;
+    if (idp === null)
+      throw new UsageError(
+        'IDP_ISSUER names an external identity provider; its users are managed there.',
+      );
+    if (!v['password-stdin'])
+      throw new UsageError('--password-stdin is required: pipe the password on standard input.');
+    return idp.addUser({
+      accountId: required(v.account, '--account'),
+      email: required(v.email, '--email'),
+      password: await readPassword(),
+    });
+  },
   'account create': (core, v) =>
     core.services.accounts.create({
       alias: required(v.alias, '--alias'),
@@ -115,6 +132,15 @@ const operatorCommands: Record<string, (core: Core, values: Values) => Promise<u
     });
   },
 };
+
+async function readPassword(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  // One line: a trailing newline (echo, a here-string) is not part of the password.
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
 
 async function migrate(config: Config): Promise<string[]> {
   const database = await openDatabase(databaseLocation(config));

@@ -37,8 +37,30 @@ export interface Config {
   readonly mediaUrlTtlMs: number;
   /** How long a stopping process lets running tasks finish before handing them back. */
   readonly shutdownDrainMs: number;
+  /** Sign-in attempts allowed per email address per 15 minutes (built-in provider). */
+  readonly signInLimit: number;
+  /** The identity provider whose ID tokens are accepted (spec §5.2). */
+  readonly identity: IdentityConfig;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
+}
+
+/**
+ * Without `IDP_ISSUER` the built-in provider (`PUBLIC_URL/idp`) is the identity provider;
+ * with it, any OpenID Connect issuer is, and the built-in one is off.
+ */
+export interface IdentityConfig {
+  readonly builtin: boolean;
+  readonly issuer: string;
+  /** The `aud` an ID token must carry; also the client ID the sign-in page uses. */
+  readonly audience: string;
+  /** Skips discovery when set. */
+  readonly jwksUri: string | null;
+  /** The floor between two fetches of the issuer's keys (a token with an unknown kid refetches). */
+  readonly jwksRefreshFloorMs: number;
+  /** Whether a first sign-in of an unknown identity opens an account. */
+  readonly createAccounts: boolean;
+  readonly algorithms: readonly string[];
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -99,6 +121,23 @@ const schema = z.object({
   TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
   MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
+  IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
+  IDP_JWKS_REFRESH_FLOOR_MS: wholeNumber(0, 3_600_000),
+  IDP_ISSUER: z
+    .string()
+    .refine(isHttpUrl, 'expected the issuer URL, e.g. https://accounts.example.com')
+    .optional(),
+  IDP_AUDIENCE: z.string().min(1).optional(),
+  IDP_JWKS_URI: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
+  IDP_CREATE_ACCOUNTS: z.enum(['true', 'false']).optional(),
+  IDP_ALGORITHMS: z
+    .string()
+    .regex(
+      /^((RS|PS|ES)(256|384|512)|EdDSA)(,((RS|PS|ES)(256|384|512)|EdDSA))*$/,
+      'asymmetric JWS algorithms only, e.g. RS256,ES256',
+    )
+    .transform((s) => s.split(','))
+    .default(['RS256', 'ES256']),
 });
 
 const defaults = {
@@ -114,6 +153,8 @@ const defaults = {
   TASK_MAX_ATTEMPTS: '3',
   MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
   SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
+  IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
+  IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
 } as const;
 
 export interface ConfigSources {
@@ -143,6 +184,15 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       problems.push(`${key}: ${issue.message} (got ${JSON.stringify(raw[name])})`);
     }
   }
+  if (
+    parsed.success &&
+    parsed.data.IDP_ISSUER !== undefined &&
+    parsed.data.IDP_AUDIENCE === undefined
+  ) {
+    problems.push(
+      'IDP_AUDIENCE: required with IDP_ISSUER (the client ID your ID tokens are issued to)',
+    );
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const values = parsed.data;
@@ -161,6 +211,17 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
+    signInLimit: values.IDP_SIGN_IN_LIMIT,
+    identity: {
+      builtin: values.IDP_ISSUER === undefined,
+      issuer: values.IDP_ISSUER?.replace(/\/+$/, '') ?? `${values.PUBLIC_URL}/idp`,
+      audience: values.IDP_AUDIENCE ?? 'atelier',
+      jwksUri: values.IDP_JWKS_URI ?? null,
+      jwksRefreshFloorMs: values.IDP_JWKS_REFRESH_FLOOR_MS,
+      createAccounts:
+        (values.IDP_CREATE_ACCOUNTS ?? String(values.IDP_ISSUER === undefined)) === 'true',
+      algorithms: values.IDP_ALGORITHMS,
+    },
     warnings: [],
   };
   return deepFreeze({ ...config, warnings: unsafeDefaults(config) });
@@ -182,6 +243,15 @@ function readConfigFile(
     problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
   }
   return {};
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }
 
 function isHttpOrigin(value: string): boolean {

@@ -1,4 +1,5 @@
 import type { GraphqlAuthenticator } from '../auth/authenticate.ts';
+import type { BuiltinIdentityProvider } from '../auth/builtin-idp.ts';
 import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
@@ -8,6 +9,8 @@ import type { MediaService } from '../services/media.service.ts';
 /** The use cases the edges may call; built once by the composition root (app.ts). */
 export interface Services {
   readonly graphqlAuth: GraphqlAuthenticator;
+  /** The built-in identity provider; null when an external issuer is configured. */
+  readonly identityProvider: BuiltinIdentityProvider | null;
   readonly accounts: AccountService;
   readonly apiKeys: ApiKeyService;
   readonly catalogue: CatalogueService;

@@ -31,7 +31,8 @@ export type IdPrefix =
   | 'mdl'
   | 'elm'
   | 'ava'
-  | 'upl';
+  | 'upl'
+  | 'usr';
 
 /**
  * A new opaque identifier such as `acc_3kT9…`: 22 base-62 characters carry about 131 random

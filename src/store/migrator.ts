@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as generations from './migrations/0002-generations.ts';
+import * as identities from './migrations/0003-identities.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
   '0001-foundation': foundation,
   '0002-generations': generations,
+  '0003-identities': identities,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

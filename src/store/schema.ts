@@ -10,6 +10,8 @@ export interface Tables {
   tasks: TasksTable;
   media: MediaTable;
   server_secrets: ServerSecretsTable;
+  identities: IdentitiesTable;
+  idp_users: IdpUsersTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -110,5 +112,24 @@ export interface MediaTable {
 export interface ServerSecretsTable {
   name: string;
   value: string;
+  created_at: CreatedAt;
+}
+
+export interface IdentitiesTable {
+  issuer: string;
+  subject: string;
+  account_id: string;
+  email: string | null;
+  created_at: CreatedAt;
+  last_seen_at: Date | null;
+}
+
+export interface IdpUsersTable {
+  id: string;
+  account_id: string;
+  /** Lowercase. */
+  email: string;
+  /** argon2id, PHC string. */
+  password_hash: string;
   created_at: CreatedAt;
 }

@@ -15,7 +15,7 @@ async function http(app: FastifyInstance, opts: { services: Services }) {
     reply.header('x-frame-options', 'DENY');
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((error: FastifyError & { error?: { code?: unknown } }, request, reply) => {
     const status = error.statusCode ?? 500;
     if (status >= 500) {
       request.log.error({ err: error }, 'unhandled error');
@@ -23,9 +23,13 @@ async function http(app: FastifyInstance, opts: { services: Services }) {
         error: { code: ErrorCode.Internal, message: 'Internal error', requestId: request.id },
       });
     }
-    return reply.code(status).send({
-      error: { code: error.code ?? 'BAD_REQUEST', message: error.message, requestId: request.id },
-    });
+    // A body already in our shape (the rate limiter's): send it as it is.
+    if (typeof error.error?.code === 'string')
+      return reply.code(status).send({ error: error.error });
+    const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
+    return reply
+      .code(status)
+      .send({ error: { code, message: error.message, requestId: request.id } });
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -1,0 +1,80 @@
+import { errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { AppError, ErrorCode } from '../shared/errors.ts';
+import { identityUnavailable } from './issuer-keys.ts';
+
+/** Who an ID token says the caller is. */
+export interface VerifiedIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly email: string | null;
+}
+
+export interface IdTokenVerifierOptions {
+  issuer: string;
+  audience: string;
+  /** Asymmetric algorithms only: never `none`, never an HMAC keyed with a public key. */
+  algorithms: readonly string[];
+  keys: JWTVerifyGetKey;
+  /** Tolerated clock skew for `exp`, `iat` and `nbf`. */
+  clockToleranceSeconds?: number;
+}
+
+/**
+ * Verifies an ID token exactly the same way for the built-in and any external issuer:
+ * signature by the issuer's keys with an allowed algorithm, `iss`, `aud`, `exp`, `iat`/`nbf`
+ * with a small tolerance, and a subject. A bad token is 100101; keys that cannot be fetched
+ * are 100102 (the token may well be good).
+ */
+export class IdTokenVerifier {
+  readonly #o: IdTokenVerifierOptions;
+
+  constructor(options: IdTokenVerifierOptions) {
+    this.#o = options;
+  }
+
+  get issuer(): string {
+    return this.#o.issuer;
+  }
+
+  async verify(token: string): Promise<VerifiedIdentity> {
+    try {
+      const { payload } = await jwtVerify(token, this.#o.keys, {
+        issuer: this.#o.issuer,
+        audience: this.#o.audience,
+        algorithms: [...this.#o.algorithms],
+        clockTolerance: this.#o.clockToleranceSeconds ?? 30,
+        requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+      });
+      return {
+        issuer: this.#o.issuer,
+        subject: payload.sub!,
+        email: typeof payload.email === 'string' ? payload.email : null,
+      };
+    } catch (error) {
+      throw classify(error);
+    }
+  }
+}
+
+function classify(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof errors.JOSEError) {
+    return new AppError(
+      ErrorCode.Unauthenticated,
+      `The ID token is not valid here (${describe(error)}).`,
+    );
+  }
+  // jose judges tokens with JOSEErrors; anything else is unexpected, and not the token's fault.
+  return identityUnavailable(error);
+}
+
+function describe(error: InstanceType<typeof errors.JOSEError>): string {
+  if (error instanceof errors.JWTExpired) return 'expired';
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return `claim "${error.claim}" ${error.reason}`;
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'algorithm not allowed';
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return 'signed with a key the issuer does not publish';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'bad signature';
+  return 'malformed';
+}
