@@ -11,16 +11,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `bin/atelier` to completion in a child process. */
+/** Runs `bin/atelier` to completion in a child process, with `input` on its standard input. */
 export async function atelier(
   args: readonly string[],
   env: Record<string, string>,
+  input = '',
 ): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+    const running = run(process.execPath, [bin, ...args], {
       env: { ...process.env, ...env },
       timeout: 60_000,
     });
+    running.child.stdin?.end(input);
+    const { stdout, stderr } = await running;
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };

@@ -24,6 +24,17 @@ describe('bin/atelier on the embedded database', () => {
     try {
       const key = /svc_[A-Za-z0-9]{32}/.exec(server.stderr())?.[0];
       assert.ok(key, server.stderr());
+      // The first-run sign-in works with the built-in identity provider.
+      const signInPassword = /as admin@localhost with the password \(shown once\):\s+(\S+)/.exec(
+        server.stderr(),
+      )?.[1];
+      assert.ok(signInPassword, server.stderr());
+      const signedIn = await fetch(`${server.url}/idp/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@localhost', password: signInPassword }),
+      });
+      assert.equal(signedIn.status, 200);
       const res = await graphql<{ getUserByPrivateId: { alias: string; creditBalances: unknown } }>(
         server.url,
         {
@@ -105,6 +116,25 @@ describe('bin/atelier on the embedded database', () => {
     const days = (Date.parse(apiKey.expiresAt) - Date.now()) / 86_400_000;
     assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
 
+    const user = await atelier(
+      [
+        'idp',
+        'user',
+        'add',
+        '--account',
+        account.id,
+        '--email',
+        'studio@example.test',
+        '--password-stdin',
+      ],
+      env,
+      'a long enough password\n',
+    );
+    assert.equal(user.code, 0, user.stderr);
+    const added = JSON.parse(user.stdout) as { id: string; accountId: string; email: string };
+    assert.match(added.id, /^usr_/);
+    assert.deepEqual([added.accountId, added.email], [account.id, 'studio@example.test']);
+
     const suspended = await atelier(
       ['account', 'update', '--account', account.id, '--status', 'suspended'],
       env,
@@ -114,6 +144,12 @@ describe('bin/atelier on the embedded database', () => {
     const server = await startServer(env);
     try {
       assert.doesNotMatch(server.stderr(), /First run/, 'no admin when accounts exist');
+      const signedIn = await fetch(`${server.url}/idp/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'studio@example.test', password: 'a long enough password' }),
+      });
+      assert.equal(signedIn.status, 200, 'the password came from stdin, without its newline');
       assert.deepEqual(errorCodes(await graphql(server.url, { query: me, apiKey: secret })), [
         '100101',
       ]);

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+const password = 'correct horse battery';
+
+describeEachBackend('the built-in identity provider', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    database = await createTestDatabase(backend);
+    t = await startTestApp(database, { env: { IDP_SIGN_IN_LIMIT: '4' } });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  const signIn = (email: string, secret: string) =>
+    fetch(`${t.url}/idp/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: secret }),
+    });
+  const newUser = async (email: string) => {
+    const { account } = await seedAccount(t.app);
+    await t.app.services.identityProvider!.addUser({ accountId: account.id, email, password });
+    return account;
+  };
+
+  it('publishes discovery and its public keys, never a private part', async () => {
+    const discovery = (await (
+      await fetch(`${t.url}/idp/.well-known/openid-configuration`)
+    ).json()) as Record<string, unknown>;
+    assert.equal(discovery.issuer, `${t.url}/idp`);
+    assert.equal(discovery.jwks_uri, `${t.url}/idp/jwks`);
+    assert.deepEqual(discovery.id_token_signing_alg_values_supported, ['RS256']);
+    const jwks = (await (await fetch(`${t.url}/idp/jwks`)).json()) as {
+      keys: Array<Record<string, unknown>>;
+    };
+    assert.equal(jwks.keys.length, 1);
+    assert.equal(jwks.keys[0]?.kty, 'RSA');
+    for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi'])
+      assert.equal(secret in jwks.keys[0]!, false, secret);
+  });
+
+  it('signs in with email and password; the 1-hour ID token authenticates GraphQL as the linked account', async () => {
+    const account = await newUser('Ada@Example.test');
+    const res = await signIn('ada@example.test', password);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    const { idToken, expiresAt } = (await res.json()) as { idToken: string; expiresAt: string };
+    const claims = decodeJwt(idToken);
+    assert.equal(decodeProtectedHeader(idToken).alg, 'RS256');
+    assert.deepEqual(
+      [claims.iss, claims.aud, claims.email],
+      [`${t.url}/idp`, 'atelier', 'ada@example.test'],
+    );
+    assert.equal(claims.exp! - claims.iat!, 3600);
+    assert.equal(Date.parse(expiresAt), claims.exp! * 1000);
+    const me = await graphql<{ getUserByPrivateId: { id: string } }>(t.url, {
+      query: '{ getUserByPrivateId { id } }',
+      headers: { 'x-idp-token': idToken },
+    });
+    assert.equal(me.body.data?.getUserByPrivateId.id, account.id);
+  });
+
+  it('an unknown email and a wrong password get the same answer in similar time', async () => {
+    await newUser('grace@example.test');
+    const attempt = async (email: string, secret: string) => {
+      const started = performance.now();
+      const res = await signIn(email, secret);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      return {
+        status: res.status,
+        code: body.error.code,
+        message: body.error.message,
+        ms: performance.now() - started,
+      };
+    };
+    const wrong = [];
+    const unknown = [];
+    for (let i = 0; i < 3; i++) {
+      wrong.push(await attempt('grace@example.test', `nope-${i}-password`));
+      unknown.push(await attempt(`nobody-${i}@example.test`, 'whatever-password'));
+    }
+    for (const r of [...wrong, ...unknown]) {
+      assert.deepEqual([r.status, r.code, r.message], [401, '100101', 'Wrong email or password.']);
+    }
+    const median = (rs: Array<{ ms: number }>) => rs.map((r) => r.ms).sort((a, b) => a - b)[1]!;
+    const [a, b] = [median(wrong), median(unknown)];
+    assert.ok(
+      Math.abs(a - b) < Math.max(a, b) * 0.6,
+      `wrong password ${a.toFixed(0)} ms vs unknown user ${b.toFixed(0)} ms`,
+    );
+  });
+
+  it('limits sign-in attempts per email (150029 with retryAfterSeconds); other emails are unaffected', async () => {
+    await newUser('hopper@example.test');
+    for (let i = 0; i < 4; i++)
+      assert.equal((await signIn('hopper@example.test', 'wrong-password')).status, 401);
+    const limited = await signIn('HOPPER@example.test', password);
+    assert.equal(limited.status, 429);
+    const body = (await limited.json()) as { error: { code: string; retryAfterSeconds: number } };
+    assert.equal(body.error.code, '150029');
+    assert.ok(body.error.retryAfterSeconds > 0 && body.error.retryAfterSeconds <= 900);
+    assert.equal((await signIn('someone-else@example.test', 'x-password')).status, 401);
+  });
+
+  it('a malformed sign-in request is a 400 with 120001', async () => {
+    const res = await fetch(`${t.url}/idp/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'a@b.c' }),
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, '120001');
+  });
+
+  it('the signing key is kept in the database: tokens survive a restart', async () => {
+    await newUser('lovelace@example.test');
+    const { idToken } = (await (await signIn('lovelace@example.test', password)).json()) as {
+      idToken: string;
+    };
+    const restarted = await startTestApp(database, { env: { PUBLIC_URL: t.url } });
+    try {
+      const res = await graphql(restarted.url, {
+        query: '{ getUserByPrivateId { id } }',
+        headers: { 'x-idp-token': idToken },
+      });
+      assert.deepEqual(errorCodes(res), []);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('refuses a weak password or a taken email, and creates nothing', async () => {
+    const { account } = await seedAccount(t.app);
+    const idp = t.app.services.identityProvider!;
+    await assert.rejects(
+      idp.addUser({ accountId: account.id, email: 'weak@example.test', password: 'short' }),
+      /password/,
+    );
+    await idp.addUser({ accountId: account.id, email: 'taken@example.test', password });
+    await assert.rejects(
+      idp.addUser({ accountId: account.id, email: 'TAKEN@example.test', password }),
+      /already/,
+    );
+    assert.equal((await signIn('weak@example.test', 'short')).status, 401);
+  });
+});
