@@ -16,6 +16,7 @@ import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import type { Services } from './edge/services.ts';
+import { loginPage } from './edge/ui/login.page.ts';
 import { builtinEngines } from './engines/registry.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
@@ -215,6 +216,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await http.register(httpPlugin, { services: core.services });
   await http.register(graphqlPlugin, { services: core.services });
   await http.register(mediaRoutes, { services: core.services });
+  await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
   if (core.services.identityProvider !== null) {
     await http.register(idpRoutes, {
       idp: core.services.identityProvider,

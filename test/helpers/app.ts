@@ -20,7 +20,7 @@ export interface TestApp {
 /** Starts the real app (real HTTP) on a shared test database; the database stays open. */
 export async function startTestApp(
   database: Database,
-  options: { clock?: Clock; env?: Record<string, string> } = {},
+  options: { clock?: Clock; env?: Record<string, string>; port?: number } = {},
 ): Promise<TestApp> {
   const lines: string[] = [];
   const logStream = new Writable({
@@ -30,7 +30,7 @@ export async function startTestApp(
     },
   });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-test-'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = loadConfig({
     env: {
       LOG_LEVEL: 'debug',

@@ -66,6 +66,8 @@ export class TestIssuer {
         claims: async () => ({ sub, email: `${sub}@example.test` }),
       }),
       claims: { openid: ['sub'], email: ['email'] },
+      // Put granted claims (email) in the ID token itself, as Google and most providers do.
+      conformIdTokenClaims: false,
       features: { devInteractions: { enabled: true } },
       cookies: { keys: ['test-cookie-key'] },
     });
