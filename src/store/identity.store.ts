@@ -2,19 +2,31 @@ import { newId, randomBase62 } from '../shared/ids.ts';
 import { insertAccount } from './account.store.ts';
 import type { Db, Queryable } from './database.ts';
 
+const seenResolutionMs = 5 * 60_000; // last_seen_at is kept to within 5 minutes
+
+/** The account an identity maps to; refreshes `last_seen_at` only when it is stale. */
 export async function findIdentityAccount(
   q: Queryable,
   issuer: string,
   subject: string,
 ): Promise<string | undefined> {
   const row = await q
-    .updateTable('identities')
-    .set({ last_seen_at: new Date() })
+    .selectFrom('identities')
+    .select(['account_id', 'last_seen_at'])
     .where('issuer', '=', issuer)
     .where('subject', '=', subject)
-    .returning('account_id')
     .executeTakeFirst();
-  return row?.account_id;
+  if (row === undefined) return undefined;
+  const now = new Date();
+  if (row.last_seen_at === null || now.getTime() - row.last_seen_at.getTime() > seenResolutionMs) {
+    await q
+      .updateTable('identities')
+      .set({ last_seen_at: now })
+      .where('issuer', '=', issuer)
+      .where('subject', '=', subject)
+      .execute();
+  }
+  return row.account_id;
 }
 
 export async function linkIdentity(
