@@ -1,4 +1,6 @@
 import path from 'node:path';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ApiKeyVerifier } from './auth/api-key-verifier.ts';
@@ -6,7 +8,13 @@ import { GraphqlAuthenticator } from './auth/authenticate.ts';
 import { BuiltinIdentityProvider } from './auth/builtin-idp.ts';
 import { OidcIdTokenAuthenticator } from './auth/id-token-authenticator.ts';
 import { IdTokenVerifier } from './auth/id-token-verifier.ts';
-import { localIssuerKeys, remoteIssuerKeys } from './auth/issuer-keys.ts';
+import { remoteIssuerKeys } from './auth/issuer-keys.ts';
+import { AccessTokens } from './auth/oauth/access-tokens.ts';
+import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
+import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
+import { ClientRegistry } from './auth/oauth/clients.ts';
+import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
+import { SigningKeys } from './auth/signing-keys.ts';
 import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import type { ModelDefinition } from './domain/model.ts';
@@ -15,7 +23,9 @@ import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
+import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import type { Services } from './edge/services.ts';
+import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { builtinEngines } from './engines/registry.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
@@ -25,6 +35,7 @@ import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
 import { GenerationService } from './services/generation.service.ts';
+import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
@@ -32,6 +43,7 @@ import { LocalMediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
+import { findPendingAuthorization } from './store/oauth.store.ts';
 import { sharedSecret } from './store/secret.store.ts';
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
@@ -43,11 +55,23 @@ export interface AppOverrides {
   logStream?: DestinationStream;
 }
 
+/** The authorization server for MCP clients, transport-free. */
+export interface OauthServer {
+  readonly clients: ClientRegistry;
+  readonly sessions: BrowserSessions;
+  readonly flow: AuthorizationFlow;
+  readonly tokens: AccessTokens;
+  readonly tokenEndpoint: TokenEndpoint;
+  readonly keys: SigningKeys;
+  readonly idTokens: OidcIdTokenAuthenticator;
+}
+
 /** The wired core without HTTP: what `serve`, `worker` and the operator commands share. */
 export interface Core {
   readonly config: Config;
   readonly database: Database;
   readonly services: Services;
+  readonly oauth: OauthServer;
   readonly events: TaskEvents;
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
   startWorkers(log: Logger, concurrency?: number): TaskRunner;
@@ -124,10 +148,26 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
                 jwksUri: identity.jwksUri,
                 cooldownMs: identity.jwksRefreshFloorMs,
               })
-            : localIssuerKeys(identityProvider.jwks),
+            : identityProvider.verificationKeys(),
       }),
     });
     const catalogue = new CatalogueService({ models, elements: builtinElements });
+    // Access tokens live 7 days; a retired key stays published 8.
+    const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
+    const clients = new ClientRegistry(config.oauth.clients, null);
+    const sessions = new BrowserSessions(db);
+    const scope = 'mcp:access';
+    const { issuer, resource } = config.oauth;
+    const tokens = new AccessTokens({ db, keys: oauthKeys, issuer, resource, scope, clock });
+    const oauth: OauthServer = {
+      clients,
+      sessions,
+      keys: oauthKeys,
+      idTokens,
+      tokens,
+      flow: new AuthorizationFlow({ db, clients, sessions, issuer, resource, scope }),
+      tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource }),
+    };
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
@@ -143,6 +183,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         maxAttempts: config.taskMaxAttempts,
       }),
       media: new MediaService({ db, signer, storage }),
+      mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
     };
     const elementPictures = async (ids: readonly string[]) =>
@@ -156,6 +197,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       config,
       database,
       services,
+      oauth,
       events,
       startWorkers(log, concurrency = config.workerConcurrency) {
         const runner = new TaskRunner({
@@ -217,6 +259,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await http.register(graphqlPlugin, { services: core.services });
   await http.register(mediaRoutes, { services: core.services });
   await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
+  await http.register(cookie);
+  await http.register(formbody);
+  await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });
+  await http.register(consentPage, {
+    oauth: config.oauth,
+    sessions: core.oauth.sessions,
+    pendingRedirect: async (sessionHash) =>
+      (await findPendingAuthorization(core.database.db, sessionHash))?.redirect_uri ?? null,
+  });
   if (core.services.identityProvider !== null) {
     await http.register(idpRoutes, {
       idp: core.services.identityProvider,

@@ -1,20 +1,12 @@
-import {
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  type JSONWebKeySet,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { type JSONWebKeySet, SignJWT } from 'jose';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
 import { linkIdentity } from '../store/identity.store.ts';
-import { sharedValue } from '../store/secret.store.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
+import { SigningKeys } from './signing-keys.ts';
 
 export interface SignedIn {
   readonly idToken: string;
@@ -38,54 +30,44 @@ const algorithm = 'RS256';
 export class BuiltinIdentityProvider {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #privateKey: CryptoKey;
-  readonly #kid: string;
+  readonly #keys: SigningKeys;
   readonly issuer: string;
   readonly audience: string;
-  /** The public signing keys (`/idp/jwks`). */
-  readonly jwks: JSONWebKeySet;
 
   private constructor(o: {
     db: Db;
     clock: Clock;
     issuer: string;
     audience: string;
-    privateKey: CryptoKey;
-    publicJwk: JWK;
+    keys: SigningKeys;
   }) {
     this.#db = o.db;
     this.#clock = o.clock;
     this.issuer = o.issuer;
     this.audience = o.audience;
-    this.#privateKey = o.privateKey;
-    this.#kid = o.publicJwk.kid!;
-    this.jwks = { keys: [o.publicJwk] };
+    this.#keys = o.keys;
   }
 
-  /** Loads the signing key, creating it on the very first start. */
+  /** Loads the signing keys, creating the first on the very first start. */
   static async open(o: {
     db: Db;
     clock: Clock;
     issuer: string;
     audience: string;
   }): Promise<BuiltinIdentityProvider> {
-    const stored = await sharedValue(o.db, 'idp-signing-key', async () => {
-      const { privateKey } = await generateKeyPair(algorithm, {
-        modulusLength: 2048,
-        extractable: true,
-      });
-      const jwk = await exportJWK(privateKey);
-      return JSON.stringify({
-        ...jwk,
-        kid: await calculateJwkThumbprint(jwk),
-        alg: algorithm,
-        use: 'sig',
-      });
-    });
-    const privateJwk = JSON.parse(stored) as JWK;
-    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = privateJwk;
-    const privateKey = (await importJWK(privateJwk, algorithm)) as CryptoKey;
-    return new BuiltinIdentityProvider({ ...o, privateKey, publicJwk });
+    // Tokens live an hour; a retired key stays published a day.
+    const keys = await SigningKeys.open(o.db, 'idp-signing-keys', 86_400_000);
+    return new BuiltinIdentityProvider({ ...o, keys });
+  }
+
+  /** Keys that verify its tokens (same path as any issuer: jose, issuer, audience, expiry). */
+  verificationKeys() {
+    return this.#keys.verificationKeys();
+  }
+
+  /** The public signing keys (`/idp/jwks`). */
+  get jwks(): JSONWebKeySet {
+    return this.#keys.jwks;
   }
 
   /** OpenID Provider metadata: enough for any relying party to find the keys. */
@@ -155,13 +137,13 @@ export class BuiltinIdentityProvider {
     }
     const now = Math.floor(this.#clock.now().getTime() / 1000);
     const idToken = await new SignJWT({ email: user.email })
-      .setProtectedHeader({ alg: algorithm, kid: this.#kid, typ: 'JWT' })
+      .setProtectedHeader({ alg: algorithm, kid: this.#keys.signingKey.kid, typ: 'JWT' })
       .setIssuer(this.issuer)
       .setSubject(user.id)
       .setAudience(this.audience)
       .setIssuedAt(now)
       .setExpirationTime(now + tokenLifetimeSeconds)
-      .sign(this.#privateKey);
+      .sign(this.#keys.signingKey.key);
     return { idToken, expiresAt: new Date((now + tokenLifetimeSeconds) * 1000) };
   }
 }

@@ -78,8 +78,3 @@ async function discoverJwksUri(issuer: string, timeoutMs: number): Promise<strin
   if (typeof metadata.jwks_uri !== 'string') throw new Error('discovery has no jwks_uri');
   return metadata.jwks_uri;
 }
-
-/** Keys held in this process (the built-in provider's public keys). */
-export function localIssuerKeys(jwks: JSONWebKeySet): JWTVerifyGetKey {
-  return createLocalJWKSet(jwks);
-}

@@ -39,6 +39,8 @@ export interface Config {
   readonly shutdownDrainMs: number;
   /** Sign-in attempts allowed per email address per 15 minutes (built-in provider). */
   readonly signInLimit: number;
+  /** The authorization server for MCP clients (spec §4.3, §5.4). */
+  readonly oauth: OauthConfig;
   /** The identity provider whose ID tokens are accepted (spec §5.2). */
   readonly identity: IdentityConfig;
   /** Unsafe development defaults in force, said loudly at start. */
@@ -61,6 +63,24 @@ export interface IdentityConfig {
   /** Whether a first sign-in of an unknown identity opens an account. */
   readonly createAccounts: boolean;
   readonly algorithms: readonly string[];
+}
+
+export interface OauthClientConfig {
+  readonly client_id: string;
+  readonly client_name: string;
+  readonly redirect_uris: readonly string[];
+}
+
+export interface OauthConfig {
+  /** `PUBLIC_URL`: the authorization server's issuer identifier. */
+  readonly issuer: string;
+  /** `PUBLIC_URL/mcp`: the one resource tokens are issued for. */
+  readonly resource: string;
+  readonly clients: readonly OauthClientConfig[];
+  /** Hosts whose Client ID Metadata Documents are accepted: a list, `*` (any public host), or none. */
+  readonly cimdHosts: readonly string[] | '*';
+  /** Cookies get `Secure` and the `__Host-` prefix unless the public URL is plain-http localhost. */
+  readonly secureCookies: boolean;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -122,6 +142,31 @@ const schema = z.object({
   MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
   IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
+  OAUTH_CLIENTS: z.preprocess(
+    (value) => {
+      if (typeof value !== 'string') return value;
+      try {
+        return JSON.parse(value);
+      } catch {
+        return value;
+      }
+    },
+    z.array(
+      z.object({
+        client_id: z.string().min(1).max(200),
+        client_name: z.string().min(1).max(200),
+        redirect_uris: z
+          .array(z.string().refine(isHttpUrl, 'expected http(s) redirect URIs'))
+          .min(1),
+      }),
+    ),
+  ),
+  OAUTH_CIMD_HOSTS: z
+    .string()
+    .regex(
+      /^(\*|[a-z0-9.-]+(,[a-z0-9.-]+)*)?$/,
+      'expected *, a comma-separated host list, or nothing',
+    ),
   IDP_JWKS_REFRESH_FLOOR_MS: wholeNumber(0, 3_600_000),
   IDP_ISSUER: z
     .string()
@@ -154,6 +199,8 @@ const defaults = {
   MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
   SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
+  OAUTH_CLIENTS: '[]',
+  OAUTH_CIMD_HOSTS: '*',
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
 } as const;
 
@@ -212,6 +259,16 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
+    oauth: {
+      issuer: values.PUBLIC_URL,
+      resource: `${values.PUBLIC_URL}/mcp`,
+      clients: values.OAUTH_CLIENTS,
+      cimdHosts:
+        values.OAUTH_CIMD_HOSTS === '*'
+          ? '*'
+          : values.OAUTH_CIMD_HOSTS.split(',').filter((h) => h !== ''),
+      secureCookies: !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(values.PUBLIC_URL),
+    },
     identity: {
       builtin: values.IDP_ISSUER === undefined,
       issuer: values.IDP_ISSUER?.replace(/\/+$/, '') ?? `${values.PUBLIC_URL}/idp`,

@@ -4,6 +4,7 @@ import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
 import type { GenerationService } from '../services/generation.service.ts';
+import type { McpConnectionService } from '../services/mcp-connection.service.ts';
 import type { MediaService } from '../services/media.service.ts';
 
 /** The use cases the edges may call; built once by the composition root (app.ts). */
@@ -16,6 +17,7 @@ export interface Services {
   readonly catalogue: CatalogueService;
   readonly generations: GenerationService;
   readonly media: MediaService;
+  readonly mcpConnections: McpConnectionService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
 }

@@ -3,12 +3,14 @@ import { type Migration, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as generations from './migrations/0002-generations.ts';
 import * as identities from './migrations/0003-identities.ts';
+import * as oauth from './migrations/0004-oauth.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
   '0001-foundation': foundation,
   '0002-generations': generations,
   '0003-identities': identities,
+  '0004-oauth': oauth,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -12,6 +12,11 @@ export interface Tables {
   server_secrets: ServerSecretsTable;
   identities: IdentitiesTable;
   idp_users: IdpUsersTable;
+  browser_sessions: BrowserSessionsTable;
+  pending_authorizations: PendingAuthorizationsTable;
+  oauth_codes: OauthCodesTable;
+  oauth_tokens: OauthTokensTable;
+  mcp_connections: McpConnectionsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -132,4 +137,60 @@ export interface IdpUsersTable {
   /** argon2id, PHC string. */
   password_hash: string;
   created_at: CreatedAt;
+}
+
+export interface BrowserSessionsTable {
+  id_hash: string;
+  account_id: string | null;
+  csrf_token: string;
+  created_at: CreatedAt;
+  last_active_at: Generated<Date>;
+}
+
+export interface PendingAuthorizationsTable {
+  session_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  resource: string;
+  scope: string;
+  state: string;
+  code_challenge: string;
+  expires_at: Date;
+}
+
+export interface OauthCodesTable {
+  code_hash: string;
+  client_id: string;
+  account_id: string;
+  redirect_uri: string;
+  resource: string;
+  scope: string;
+  code_challenge: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface OauthTokensTable {
+  jti: string;
+  client_id: string;
+  account_id: string;
+  scope: string;
+  resource: string;
+  code_hash: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface McpConnectionsTable {
+  account_id: string;
+  client_id: string;
+  client_name: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  scopes: string;
+  connected_at: Generated<Date>;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
 }

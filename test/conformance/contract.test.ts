@@ -35,12 +35,6 @@ const pending = new Set([
   'Upload',
   'VoiceModelConnection',
   'AvatarConnection',
-  // MCP connections
-  'Query.listMcpClientInstructions',
-  'Query.listPersonalMcpConnections',
-  'Mutation.revokeMcpConnection',
-  'McpClientInstruction',
-  'McpConnection',
   // live updates
   'Subscription',
 ]);

@@ -4,6 +4,7 @@ import { addAccountSchema } from './schema/account.schema.ts';
 import { addApiKeySchema } from './schema/api-key.schema.ts';
 import { addCatalogueSchema } from './schema/catalogue.schema.ts';
 import { addGenerationSchema } from './schema/generation.schema.ts';
+import { addMcpSchema } from './schema/mcp.schema.ts';
 import { addSharedTypes } from './schema/shared-types.schema.ts';
 
 /** The served schema: a compatible superset of docs/contract.graphql. */
@@ -14,5 +15,6 @@ export function buildGraphqlSchema(): GraphQLSchema {
   const shared = addSharedTypes(builder);
   addCatalogueSchema(builder, shared);
   addGenerationSchema(builder, shared);
+  addMcpSchema(builder);
   return builder.toSchema({ sortSchema: false });
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
+import { escapeHtml, sendPage } from './html.ts';
 
 const here = new URL('./assets/', import.meta.url);
 const require = createRequire(import.meta.url);
@@ -21,10 +22,6 @@ const assets: Record<string, { type: string; body: string }> = {
   },
 };
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /**
  * `/login`: sign in with the configured identity provider and end up holding its ID token in
  * the browser — with the built-in provider by email and password, with an external issuer by
@@ -37,16 +34,7 @@ export async function loginPage(
 ) {
   const { identity } = opts;
   const issuerOrigin = new URL(identity.issuer).origin;
-  const csp = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    `connect-src 'self'${identity.builtin ? '' : ` ${issuerOrigin}`}`,
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ');
+  const connect = identity.builtin ? [] : [issuerOrigin];
 
   app.get('/login', async (_request, reply) => {
     const data = {
@@ -59,11 +47,7 @@ export async function loginPage(
     const attributes = Object.entries(data)
       .map(([name, value]) => `data-${name}="${escapeHtml(value)}"`)
       .join(' ');
-    return reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', csp)
-      .header('cache-control', 'no-store')
-      .send(page(attributes, identity));
+    return sendPage(reply, page(attributes, identity), { connect });
   });
 
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {

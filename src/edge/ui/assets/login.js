@@ -33,10 +33,37 @@ function showSignedIn() {
   document.dispatchEvent(new CustomEvent('atelier:signed-in', { detail: { idToken } }));
 }
 
+const nextKey = 'atelier.next';
+if (new URLSearchParams(window.location.search).get('next') === 'authorize') {
+  sessionStorage.setItem(nextKey, 'authorize');
+}
+
+/**
+ * In an authorization (an MCP client connecting), the ID token opens the browser session
+ * (`POST /auth/session`) and the flow resumes with a query-free GET /oauth/authorize.
+ */
+async function continueAuthorization(idToken) {
+  if (sessionStorage.getItem(nextKey) !== 'authorize') return;
+  sessionStorage.removeItem(nextKey);
+  const response = await fetch('/auth/session', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id_token: idToken }),
+  });
+  if (response.status === 204) {
+    window.location.assign('/oauth/authorize');
+    return;
+  }
+  const body = await response.json().catch(() => ({}));
+  say(body.error_description ?? 'The authorization could not continue; start again from your app.');
+}
+
 function signedIn(idToken) {
   sessionStorage.setItem(storageKey, idToken);
   say('');
   showSignedIn();
+  continueAuthorization(idToken).catch((error) => say(error.message));
 }
 
 async function signInWithPassword(event) {
@@ -129,3 +156,7 @@ if (config.mode === 'builtin') {
   }
 }
 showSignedIn();
+// Already signed in when an authorization starts: continue at once.
+const stored = sessionStorage.getItem(storageKey);
+if (stored !== null && !$('signed-in').hidden)
+  continueAuthorization(stored).catch((error) => say(error.message));

@@ -1,0 +1,124 @@
+import { errors, jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../../shared/clock.ts';
+import { randomBase62 } from '../../shared/ids.ts';
+import { findAccount } from '../../store/account.store.ts';
+import type { Db } from '../../store/database.ts';
+import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
+import type { SigningKeys } from '../signing-keys.ts';
+
+export const accessTokenLifetimeSeconds = 7 * 86_400; // spec §5.4, §8: seven days
+
+/** Who a valid MCP access token speaks for. */
+export interface McpPrincipal {
+  readonly accountId: string;
+  readonly clientId: string;
+  readonly scope: string;
+  readonly jti: string;
+}
+
+/** Why a bearer token was refused, in RFC 6750 terms. */
+export class BearerError extends Error {
+  override readonly name = 'BearerError';
+  readonly error: 'invalid_token' | 'insufficient_scope';
+  readonly status: 401 | 403;
+
+  constructor(error: 'invalid_token' | 'insufficient_scope', description: string) {
+    super(description);
+    this.error = error;
+    this.status = error === 'invalid_token' ? 401 : 403;
+  }
+}
+
+/**
+ * MCP access tokens: RS256 JWTs (`typ: at+jwt`, RFC 9068) for one resource, stored by `jti` so a
+ * revocation takes effect before expiry. No refresh tokens (spec §5.4).
+ */
+export class AccessTokens {
+  readonly #o: {
+    db: Db;
+    keys: SigningKeys;
+    issuer: string;
+    resource: string;
+    scope: string;
+    clock: Clock;
+  };
+
+  constructor(options: {
+    db: Db;
+    keys: SigningKeys;
+    issuer: string;
+    resource: string;
+    scope: string;
+    clock: Clock;
+  }) {
+    this.#o = options;
+  }
+
+  async issue(grant: {
+    accountId: string;
+    clientId: string;
+    scope: string;
+    codeHash: string;
+  }): Promise<string> {
+    const now = Math.floor(this.#o.clock.now().getTime() / 1000);
+    const jti = randomBase62(24);
+    const { key, kid } = this.#o.keys.signingKey;
+    const token = await new SignJWT({ client_id: grant.clientId, scope: grant.scope })
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+      .setIssuer(this.#o.issuer)
+      .setAudience(this.#o.resource)
+      .setSubject(grant.accountId)
+      .setJti(jti)
+      .setIssuedAt(now)
+      .setExpirationTime(now + accessTokenLifetimeSeconds)
+      .sign(key);
+    await insertToken(this.#o.db, {
+      jti,
+      clientId: grant.clientId,
+      accountId: grant.accountId,
+      scope: grant.scope,
+      resource: this.#o.resource,
+      codeHash: grant.codeHash,
+      expiresAt: new Date((now + accessTokenLifetimeSeconds) * 1000),
+    });
+    return token;
+  }
+
+  /**
+   * Spec §5.4 rule 2: signature (RS256), issuer, audience = the resource, expiry, scope, the
+   * stored token (revoked means refused before expiry) and an active account.
+   */
+  async verify(token: string): Promise<McpPrincipal> {
+    let claims: Record<string, unknown>;
+    try {
+      ({ payload: claims } = await jwtVerify(token, this.#o.keys.verificationKeys(), {
+        issuer: this.#o.issuer,
+        audience: this.#o.resource,
+        algorithms: ['RS256'],
+        typ: 'at+jwt',
+        requiredClaims: ['sub', 'jti', 'exp', 'client_id'],
+        currentDate: this.#o.clock.now(),
+      }));
+    } catch (error) {
+      if (error instanceof errors.JOSEError)
+        throw new BearerError('invalid_token', 'The access token is not valid.');
+      throw error;
+    }
+    const scopes = String(claims.scope ?? '').split(' ');
+    if (!scopes.includes(this.#o.scope))
+      throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
+    const stored = await findLiveToken(this.#o.db, String(claims.jti));
+    if (stored === undefined)
+      throw new BearerError('invalid_token', 'The access token was revoked.');
+    const account = await findAccount(this.#o.db, stored.account_id);
+    if (account?.status !== 'active')
+      throw new BearerError('invalid_token', 'The account is not active.');
+    await touchConnection(this.#o.db, stored.account_id, stored.client_id);
+    return {
+      accountId: stored.account_id,
+      clientId: stored.client_id,
+      scope: stored.scope,
+      jti: stored.jti,
+    };
+  }
+}

@@ -1,0 +1,206 @@
+import type { Db } from '../../store/database.ts';
+import {
+  deletePendingAuthorization,
+  findPendingAuthorization,
+  insertCode,
+  putPendingAuthorization,
+  upsertConnection,
+} from '../../store/oauth.store.ts';
+import type { AuthorizeParams } from './authorize/authorization-request.ts';
+import { validateAuthorizationRequest } from './authorize/validate-authorization-request.ts';
+import {
+  type BrowserSession,
+  type BrowserSessions,
+  hashToken,
+  randomToken,
+  sameSecret,
+} from './browser-sessions.ts';
+import type { ClientRegistry, OAuthClient } from './clients.ts';
+import { OAuthError } from './oauth-error.ts';
+
+export const pendingAuthorizationMs = 10 * 60_000; // spec §8: 10 minutes
+const codeLifetimeMs = 60_000; // one minute: a code is exchanged at once
+export const csrfParameterName = 'csrf_token';
+
+/** What the consent page shows and posts (spec §4.4). */
+export interface ConsentContext {
+  client: {
+    client_id: string;
+    client_name: string;
+    client_uri: string | null;
+    logo_uri: string | null;
+  };
+  permissions: Array<{ scope: string; description: string }>;
+  form: {
+    action: string;
+    method: 'POST';
+    clientId: string;
+    state: string;
+    approveScope: string;
+    csrfParameterName: string;
+    csrfToken: string;
+  };
+}
+
+export interface FlowDeps {
+  db: Db;
+  clients: ClientRegistry;
+  sessions: BrowserSessions;
+  issuer: string;
+  resource: string;
+  scope: string;
+}
+
+/**
+ * The browser part of the authorization code flow: a validated request becomes a pending
+ * authorization of the browser session; sign-in and consent happen in that session; consent
+ * issues a single-use code to the registered redirect URI.
+ */
+export class AuthorizationFlow {
+  readonly #d: FlowDeps;
+
+  constructor(deps: FlowDeps) {
+    this.#d = deps;
+  }
+
+  /** `GET /oauth/authorize?…`: checks the request, remembers it, and says where the browser goes. */
+  async begin(
+    params: AuthorizeParams,
+    current: BrowserSession | null,
+  ): Promise<{ session: BrowserSession; location: string }> {
+    const request = await validateAuthorizationRequest(params, this.#d);
+    const session = current ?? (await this.#d.sessions.create());
+    await putPendingAuthorization(this.#d.db, {
+      session_hash: session.idHash,
+      client_id: request.client.clientId,
+      redirect_uri: request.redirectUri,
+      resource: request.resource,
+      scope: request.scope,
+      state: request.state,
+      code_challenge: request.codeChallenge,
+      expires_at: new Date(Date.now() + pendingAuthorizationMs),
+    });
+    return { session, location: await this.resume(session) };
+  }
+
+  /** Query-free `GET /oauth/authorize`: where a session with a pending authorization goes next. */
+  async resume(session: BrowserSession | null): Promise<string> {
+    const pending =
+      session === null ? undefined : await findPendingAuthorization(this.#d.db, session.idHash);
+    if (session === null || pending === undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'No authorization is pending in this browser (or it expired): start again from your app.',
+        false,
+      );
+    }
+    if (session.accountId === null) return '/login?next=authorize';
+    const query = new URLSearchParams({
+      client_id: pending.client_id,
+      state: pending.state,
+      scope: pending.scope,
+    });
+    return `/consent?${query}`;
+  }
+
+  /** `GET /oauth/consent/context`: the pending request, if the query names it exactly. */
+  async context(
+    session: BrowserSession,
+    query: Readonly<Record<string, string>>,
+  ): Promise<ConsentContext> {
+    const { pending, client } = await this.#pendingFor(session, query.client_id, query.state);
+    if (query.scope !== pending.scope)
+      throw new OAuthError('invalid_request', `scope must be ${pending.scope}.`, false);
+    return {
+      client: {
+        client_id: client.clientId,
+        client_name: client.name,
+        client_uri: client.clientUri,
+        logo_uri: client.logoUri,
+      },
+      permissions: [
+        {
+          scope: pending.scope,
+          description:
+            'Use Atelier as you: see your account and credits, run generations that spend credits, and read their results.',
+        },
+      ],
+      form: {
+        action: '/oauth/authorize',
+        method: 'POST',
+        clientId: client.clientId,
+        state: pending.state,
+        approveScope: pending.scope,
+        csrfParameterName,
+        csrfToken: session.csrfToken,
+      },
+    };
+  }
+
+  /**
+   * `POST /oauth/authorize`: the person's decision. With the approve scope, the consent is
+   * remembered (the MCP connection) and a code is issued; without it, access is denied.
+   * Either way the browser goes back to the client with `state` and `iss` (RFC 9207).
+   */
+  async decide(session: BrowserSession, form: Readonly<Record<string, string>>): Promise<string> {
+    const csrf = form[csrfParameterName];
+    if (csrf === undefined || !sameSecret(csrf, session.csrfToken)) {
+      throw new OAuthError('invalid_request', 'The form is stale or forged (CSRF token).', false);
+    }
+    const { pending, client } = await this.#pendingFor(session, form.client_id, form.state);
+    await deletePendingAuthorization(this.#d.db, session.idHash);
+    const back = new URL(pending.redirect_uri);
+    if (form.scope !== pending.scope) {
+      back.searchParams.set('error', 'access_denied');
+    } else {
+      const code = randomToken();
+      await upsertConnection(this.#d.db, {
+        accountId: session.accountId!,
+        clientId: client.clientId,
+        clientName: client.name,
+        clientUri: client.clientUri,
+        logoUri: client.logoUri,
+        scopes: pending.scope,
+      });
+      await insertCode(this.#d.db, {
+        code_hash: hashToken(code),
+        client_id: client.clientId,
+        account_id: session.accountId!,
+        redirect_uri: pending.redirect_uri,
+        resource: pending.resource,
+        scope: pending.scope,
+        code_challenge: pending.code_challenge,
+        expires_at: new Date(Date.now() + codeLifetimeMs),
+      });
+      back.searchParams.set('code', code);
+    }
+    back.searchParams.set('state', pending.state);
+    back.searchParams.set('iss', this.#d.issuer);
+    return back.href;
+  }
+
+  async #pendingFor(
+    session: BrowserSession,
+    clientId: string | undefined,
+    state: string | undefined,
+  ) {
+    if (session.accountId === null) throw new OAuthError('access_denied', 'Sign in first.', false);
+    const pending = await findPendingAuthorization(this.#d.db, session.idHash);
+    if (pending === undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'No authorization is pending in this browser (or it expired).',
+        false,
+      );
+    }
+    if (clientId !== pending.client_id || state !== pending.state) {
+      throw new OAuthError(
+        'invalid_request',
+        'client_id and state must match the pending authorization.',
+        false,
+      );
+    }
+    const client: OAuthClient = await this.#d.clients.resolve(pending.client_id);
+    return { pending, client };
+  }
+}

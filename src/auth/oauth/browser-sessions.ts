@@ -1,0 +1,85 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../../store/database.ts';
+import {
+  deleteSession,
+  insertSession,
+  rotateSession,
+  touchSession,
+} from '../../store/oauth.store.ts';
+
+/** A browser session as the flow sees it; the id itself lives only in the cookie. */
+export interface BrowserSession {
+  readonly id: string;
+  readonly idHash: string;
+  readonly accountId: string | null;
+  readonly csrfToken: string;
+}
+
+export const sessionIdleMs = 30 * 60_000; // spec §8: 30 minutes of inactivity
+
+export function hashToken(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** Compares two secrets in constant time. */
+export function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * Browser sessions of the sign-in and consent flow (spec §4.4). They authenticate only that
+ * flow — never `/mcp` or `/graphql`. Stored as hashes; idle for 30 minutes means gone; sign-in
+ * replaces the id (no session fixation).
+ */
+export class BrowserSessions {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async create(): Promise<BrowserSession> {
+    const session = fresh(null);
+    await insertSession(this.#db, {
+      idHash: session.idHash,
+      accountId: null,
+      csrfToken: session.csrfToken,
+    });
+    return session;
+  }
+
+  /** The live session behind a cookie value, extending its inactivity window. */
+  async find(id: string | undefined): Promise<BrowserSession | null> {
+    if (id === undefined || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
+    const row = await touchSession(this.#db, hashToken(id), sessionIdleMs);
+    return row === undefined
+      ? null
+      : { id, idHash: row.id_hash, accountId: row.account_id, csrfToken: row.csrf_token };
+  }
+
+  /** Signs the session in as `accountId` under a new id (and a new CSRF token). */
+  async signIn(session: BrowserSession, accountId: string): Promise<BrowserSession> {
+    const next = fresh(accountId);
+    await rotateSession(this.#db, session.idHash, {
+      idHash: next.idHash,
+      accountId,
+      csrfToken: next.csrfToken,
+    });
+    return next;
+  }
+
+  async destroy(session: BrowserSession): Promise<void> {
+    await deleteSession(this.#db, session.idHash);
+  }
+}
+
+function fresh(accountId: string | null): BrowserSession {
+  const id = randomToken();
+  return { id, idHash: hashToken(id), accountId, csrfToken: randomToken() };
+}

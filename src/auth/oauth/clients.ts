@@ -1,0 +1,65 @@
+import type { OauthClientConfig } from '../../config/config.ts';
+import { OAuthError } from './oauth-error.ts';
+
+/** A public client (no secret; PKCE is its proof), configured or described by a CIMD. */
+export interface OAuthClient {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  readonly clientUri: string | null;
+  readonly logoUri: string | null;
+  readonly source: 'configured' | 'metadata-document';
+}
+
+/** Looks up Client ID Metadata Documents (an HTTPS URL as client_id). */
+export interface MetadataDocumentClients {
+  resolve(clientId: string): Promise<OAuthClient>;
+}
+
+/**
+ * Always present: MCP Inspector and local tools, with portless localhost callbacks (any port).
+ * Its ID is documented in `listMcpClientInstructions`.
+ */
+export const builtinClients: readonly OauthClientConfig[] = [
+  {
+    client_id: 'atelier-local-tools',
+    client_name: 'MCP Inspector and local tools',
+    redirect_uris: [
+      'http://localhost/oauth/callback',
+      'http://localhost/oauth/callback/debug',
+      'http://localhost/callback',
+    ],
+  },
+];
+
+/** Resolves a client_id: configured clients first, then HTTPS CIMD URLs; anything else is refused. */
+export class ClientRegistry {
+  readonly #configured: ReadonlyMap<string, OAuthClient>;
+  readonly #documents: MetadataDocumentClients | null;
+
+  constructor(configured: readonly OauthClientConfig[], documents: MetadataDocumentClients | null) {
+    this.#configured = new Map(
+      [...builtinClients, ...configured].map((c) => [
+        c.client_id,
+        {
+          clientId: c.client_id,
+          name: c.client_name,
+          redirectUris: c.redirect_uris,
+          clientUri: null,
+          logoUri: null,
+          source: 'configured',
+        },
+      ]),
+    );
+    this.#documents = documents;
+  }
+
+  async resolve(clientId: string): Promise<OAuthClient> {
+    const configured = this.#configured.get(clientId);
+    if (configured !== undefined) return configured;
+    if (clientId.startsWith('https://') && this.#documents !== null)
+      return this.#documents.resolve(clientId);
+    // An arbitrary opaque client ID is not assumed registered (spec §5.4 rule 1).
+    throw new OAuthError('invalid_client', 'Unknown client_id.', false);
+  }
+}

@@ -1,0 +1,29 @@
+/** RFC 6749 error codes, plus RFC 8707's invalid_target. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'access_denied'
+  | 'server_error';
+
+/**
+ * An OAuth protocol error. `redirectable` is false when the client or its redirect URI is not
+ * trusted: then the error is shown to the person and never sent to a redirect URI (RFC 6749
+ * §4.1.2.1, RFC 9700 §4.11).
+ */
+export class OAuthError extends Error {
+  override readonly name = 'OAuthError';
+  readonly error: OAuthErrorCode;
+  readonly redirectable: boolean;
+
+  constructor(error: OAuthErrorCode, description: string, redirectable = true) {
+    super(description);
+    this.error = error;
+    this.redirectable = redirectable;
+  }
+}

@@ -1,0 +1,58 @@
+import type {
+  McpClientInstruction,
+  McpConnectionView,
+} from '../../../services/mcp-connection.service.ts';
+import type { Builder } from '../builder.ts';
+import { requireActor } from '../context.ts';
+
+export function addMcpSchema(builder: Builder): void {
+  const Instruction = builder.objectRef<McpClientInstruction>('McpClientInstruction').implement({
+    fields: (t) => ({
+      clientName: t.exposeString('clientName'),
+      serverUrl: t.exposeString('serverUrl', { description: 'The MCP endpoint URL to configure.' }),
+      instructions: t.exposeString('instructions', { description: 'Markdown steps.' }),
+      configSnippet: t.exposeString('configSnippet', { nullable: true }),
+      docsUrl: t.exposeString('docsUrl', { nullable: true }),
+    }),
+  });
+
+  const Connection = builder.objectRef<McpConnectionView>('McpConnection').implement({
+    fields: (t) => ({
+      clientId: t.exposeID('clientId'),
+      clientName: t.exposeString('clientName', { nullable: true }),
+      clientUri: t.exposeString('clientUri', { nullable: true }),
+      logoUri: t.exposeString('logoUri', { nullable: true }),
+      scopes: t.exposeStringList('scopes'),
+      connectedAt: t.expose('connectedAt', { type: 'DateTime' }),
+      lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
+      revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+    }),
+  });
+
+  builder.queryFields((t) => ({
+    listMcpClientInstructions: t.field({
+      type: [Instruction],
+      nullable: true,
+      description: 'Setup metadata for MCP clients (public).',
+      resolve: (_root, _args, ctx) => ctx.services.mcpConnections.instructions(),
+    }),
+    listPersonalMcpConnections: t.field({
+      type: [Connection],
+      nullable: true,
+      description: 'MCP clients connected to the authenticated account.',
+      resolve: (_root, _args, ctx) => ctx.services.mcpConnections.list(requireActor(ctx)),
+    }),
+  }));
+
+  builder.mutationField('revokeMcpConnection', (t) =>
+    t.field({
+      type: Connection,
+      nullable: true,
+      description:
+        "Removes the account's consent for the client and invalidates its stored access tokens and authorization codes.",
+      args: { clientId: t.arg.id({ required: true }) },
+      resolve: (_root, { clientId }, ctx) =>
+        ctx.services.mcpConnections.revoke(requireActor(ctx), clientId),
+    }),
+  );
+}

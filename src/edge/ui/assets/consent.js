@@ -1,0 +1,44 @@
+// The consent page: asks the server for the pending request (never rebuilding it from the
+// URL), shows it, and posts the decision with the values the server gave (spec §4.4).
+const $ = (id) => document.getElementById(id);
+
+function say(text) {
+  $('message').textContent = text;
+  $('message').hidden = false;
+}
+
+async function show() {
+  const query = new URLSearchParams(window.location.search);
+  const ask = new URLSearchParams({
+    client_id: query.get('client_id') ?? '',
+    state: query.get('state') ?? '',
+    scope: query.get('scope') ?? '',
+  });
+  const response = await fetch(`/oauth/consent/context?${ask}`, { credentials: 'same-origin' });
+  if (response.status === 401) {
+    window.location.assign('/login?next=authorize');
+    return;
+  }
+  const context = await response.json();
+  if (!response.ok) {
+    say(context.error_description ?? 'This request cannot continue.');
+    return;
+  }
+  $('client-name').textContent = context.client.client_name;
+  for (const permission of context.permissions) {
+    const item = document.createElement('li');
+    item.textContent = permission.description;
+    $('permissions').append(item);
+  }
+  const form = $('decision');
+  form.action = context.form.action;
+  form.method = context.form.method;
+  form.elements.client_id.value = context.form.clientId;
+  form.elements.state.value = context.form.state;
+  $('csrf').name = context.form.csrfParameterName;
+  $('csrf').value = context.form.csrfToken;
+  $('approve').value = context.form.approveScope;
+  $('consent').hidden = false;
+}
+
+show().catch((error) => say(error.message));

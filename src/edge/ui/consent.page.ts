@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import type { BrowserSessions } from '../../auth/oauth/browser-sessions.ts';
+import type { OauthConfig } from '../../config/config.ts';
+import { currentSession } from '../oauth/oauth-http.ts';
+import { sendPage } from './html.ts';
+
+/**
+ * `/consent`: shows what the client asks for (from `/oauth/consent/context`) and posts the
+ * person's decision as a plain form. Chromium applies `form-action` to the redirect that
+ * follows the post, so the pending client's redirect origin is allowed there, and only it.
+ */
+export async function consentPage(
+  app: FastifyInstance,
+  o: {
+    oauth: OauthConfig;
+    sessions: BrowserSessions;
+    pendingRedirect: (sessionHash: string) => Promise<string | null>;
+  },
+) {
+  app.get('/consent', async (request, reply) => {
+    const session = await currentSession(request, o.sessions, o.oauth);
+    const redirect = session === null ? null : await o.pendingRedirect(session.idHash);
+    const formAction = redirect === null ? [] : [new URL(redirect).origin];
+    return sendPage(reply, page, { formAction });
+  });
+}
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Allow access · Atelier</title>
+<link rel="stylesheet" href="/assets/atelier.css">
+<script type="module" src="/assets/consent.js"></script>
+</head>
+<body>
+<main class="card">
+  <h1>Atelier</h1>
+  <section id="consent" data-testid="consent" hidden>
+    <p><strong id="client-name"></strong> wants to use Atelier as you.</p>
+    <ul id="permissions"></ul>
+    <form id="decision" method="post">
+      <input type="hidden" name="client_id">
+      <input type="hidden" name="state">
+      <input type="hidden" id="csrf">
+      <button id="approve" type="submit" name="scope">Allow</button>
+      <button id="deny" type="submit" class="secondary">Deny</button>
+    </form>
+  </section>
+  <p id="message" role="alert" hidden></p>
+</main>
+</body>
+</html>`;

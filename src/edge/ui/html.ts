@@ -1,0 +1,32 @@
+import type { FastifyReply } from 'fastify';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * Sends one of our pages: scripts and styles from this origin only, never framed, nothing
+ * cached, no referrer. `connect` and `formAction` add origins the page may call or post to.
+ */
+export function sendPage(
+  reply: FastifyReply,
+  html: string,
+  extra: { connect?: string[]; formAction?: string[] } = {},
+) {
+  const csp = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: https:",
+    `connect-src ${["'self'", ...(extra.connect ?? [])].join(' ')}`,
+    `form-action ${["'self'", ...(extra.formAction ?? [])].join(' ')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+  return reply
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', csp)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .send(html);
+}

@@ -1,0 +1,267 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db, Queryable } from './database.ts';
+import type {
+  BrowserSessionsTable,
+  McpConnectionsTable,
+  OauthCodesTable,
+  PendingAuthorizationsTable,
+} from './schema.ts';
+
+export type BrowserSessionRow = Selectable<BrowserSessionsTable>;
+export type PendingAuthorizationRow = Selectable<PendingAuthorizationsTable>;
+export type OauthCodeRow = Selectable<OauthCodesTable>;
+export type McpConnectionRow = Selectable<McpConnectionsTable>;
+
+// ---- browser sessions ----
+
+export async function insertSession(
+  q: Queryable,
+  row: { idHash: string; accountId: string | null; csrfToken: string },
+) {
+  await q
+    .insertInto('browser_sessions')
+    .values({ id_hash: row.idHash, account_id: row.accountId, csrf_token: row.csrfToken })
+    .execute();
+}
+
+/** A session active within `idleMs`; touching it extends the inactivity window. */
+export async function touchSession(
+  q: Queryable,
+  idHash: string,
+  idleMs: number,
+): Promise<BrowserSessionRow | undefined> {
+  return q
+    .updateTable('browser_sessions')
+    .set({ last_active_at: sql<Date>`now()` })
+    .where('id_hash', '=', idHash)
+    .where('last_active_at', '>', sql<Date>`now() - ${idleMs} * interval '1 millisecond'`)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteSession(q: Queryable, idHash: string): Promise<void> {
+  await q.deleteFrom('browser_sessions').where('id_hash', '=', idHash).execute();
+}
+
+/** Replaces a session by a new id (sign-in), carrying its pending authorization over. */
+export async function rotateSession(
+  db: Db,
+  from: string,
+  to: { idHash: string; accountId: string; csrfToken: string },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await insertSession(trx, to);
+    await trx
+      .updateTable('pending_authorizations')
+      .set({ session_hash: to.idHash })
+      .where('session_hash', '=', from)
+      .execute();
+    await deleteSession(trx, from);
+  });
+}
+
+// ---- pending authorizations ----
+
+export async function putPendingAuthorization(
+  q: Queryable,
+  row: PendingAuthorizationRow,
+): Promise<void> {
+  await q
+    .insertInto('pending_authorizations')
+    .values(row)
+    .onConflict((oc) => oc.column('session_hash').doUpdateSet(row))
+    .execute();
+}
+
+/** The session's pending authorization, if it has not expired. */
+export async function findPendingAuthorization(
+  q: Queryable,
+  sessionHash: string,
+): Promise<PendingAuthorizationRow | undefined> {
+  return q
+    .selectFrom('pending_authorizations')
+    .selectAll()
+    .where('session_hash', '=', sessionHash)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
+export async function deletePendingAuthorization(q: Queryable, sessionHash: string): Promise<void> {
+  await q.deleteFrom('pending_authorizations').where('session_hash', '=', sessionHash).execute();
+}
+
+// ---- codes and tokens ----
+
+export async function insertCode(
+  q: Queryable,
+  row: Omit<OauthCodeRow, 'created_at' | 'used_at'>,
+): Promise<void> {
+  await q.insertInto('oauth_codes').values(row).execute();
+}
+
+/**
+ * Marks a code used and returns it — for exactly one caller: the guard is in the UPDATE, so of
+ * concurrent redemptions only one gets the row. A code already used comes back with
+ * `replayed: true` so its tokens can be revoked.
+ */
+export async function redeemCode(
+  q: Queryable,
+  codeHash: string,
+): Promise<
+  { code: OauthCodeRow; replayed: false } | { code: OauthCodeRow; replayed: true } | undefined
+> {
+  const fresh = await q
+    .updateTable('oauth_codes')
+    .set({ used_at: sql<Date>`now()` })
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (fresh !== undefined) return { code: fresh, replayed: false };
+  const used = await q
+    .selectFrom('oauth_codes')
+    .selectAll()
+    .where('code_hash', '=', codeHash)
+    .executeTakeFirst();
+  return used === undefined ? undefined : { code: used, replayed: true };
+}
+
+export async function insertToken(
+  q: Queryable,
+  row: {
+    jti: string;
+    clientId: string;
+    accountId: string;
+    scope: string;
+    resource: string;
+    codeHash: string;
+    expiresAt: Date;
+  },
+): Promise<void> {
+  await q
+    .insertInto('oauth_tokens')
+    .values({
+      jti: row.jti,
+      client_id: row.clientId,
+      account_id: row.accountId,
+      scope: row.scope,
+      resource: row.resource,
+      code_hash: row.codeHash,
+      expires_at: row.expiresAt,
+    })
+    .execute();
+}
+
+export async function revokeTokensOfCode(q: Queryable, codeHash: string): Promise<void> {
+  await q
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('code_hash', '=', codeHash)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** A stored, unrevoked, unexpired token, by its `jti`. */
+export async function findLiveToken(q: Queryable, jti: string) {
+  return q
+    .selectFrom('oauth_tokens')
+    .selectAll()
+    .where('jti', '=', jti)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
+// ---- connections (consents) ----
+
+export async function upsertConnection(
+  q: Queryable,
+  row: {
+    accountId: string;
+    clientId: string;
+    clientName: string | null;
+    clientUri: string | null;
+    logoUri: string | null;
+    scopes: string;
+  },
+): Promise<void> {
+  const values = {
+    account_id: row.accountId,
+    client_id: row.clientId,
+    client_name: row.clientName,
+    client_uri: row.clientUri,
+    logo_uri: row.logoUri,
+    scopes: row.scopes,
+  };
+  await q
+    .insertInto('mcp_connections')
+    .values(values)
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'client_id']).doUpdateSet({
+        ...values,
+        connected_at: sql<Date>`now()`,
+        revoked_at: null,
+      }),
+    )
+    .execute();
+}
+
+export async function listConnections(
+  q: Queryable,
+  accountId: string,
+): Promise<McpConnectionRow[]> {
+  return q
+    .selectFrom('mcp_connections')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .orderBy('connected_at', 'desc')
+    .execute();
+}
+
+/** Removes a consent and, in the same transaction, its live tokens and unused codes. */
+export async function revokeConnection(
+  db: Db,
+  accountId: string,
+  clientId: string,
+): Promise<McpConnectionRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const connection = await trx
+      .updateTable('mcp_connections')
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('account_id', '=', accountId)
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (connection === undefined) return undefined;
+    await trx
+      .updateTable('oauth_tokens')
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('account_id', '=', accountId)
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    await trx
+      .updateTable('oauth_codes')
+      .set({ used_at: sql<Date>`now()` })
+      .where('account_id', '=', accountId)
+      .where('client_id', '=', clientId)
+      .where('used_at', 'is', null)
+      .execute();
+    return connection;
+  });
+}
+
+export async function touchConnection(
+  q: Queryable,
+  accountId: string,
+  clientId: string,
+): Promise<void> {
+  await q
+    .updateTable('mcp_connections')
+    .set({ last_used_at: sql<Date>`now()` })
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .execute();
+}
