@@ -1,10 +1,4 @@
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors,
-  type JSONWebKeySet,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { createRemoteJWKSet, errors, type JWTVerifyGetKey } from 'jose';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 
 /** Thrown when the issuer's keys cannot be had right now: 100102, worth retrying later. */

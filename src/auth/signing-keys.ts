@@ -93,7 +93,7 @@ export class SigningKeys {
       const keys = JSON.parse(row.value) as StoredKey[];
       const now = Date.now();
       // A key retires when its successor starts signing; keep it while its tokens may live.
-      const kept = keys.filter((key, i) => {
+      const kept = keys.filter((_key, i) => {
         const retiredAt = Date.parse(keys[i + 1]?.since ?? new Date(now).toISOString());
         return now - retiredAt < this.#retainMs;
       });
