@@ -42,14 +42,20 @@ export function singleValued(input: unknown): Record<string, string> {
   return out;
 }
 
-/** The request comes from a page of this server (Origin, when the browser sends one). */
+/**
+ * The request comes from a page of this server. `opaqueAllowed`: a form post from our own
+ * page arrives with `Origin: null`, because the pages are served with
+ * `Referrer-Policy: no-referrer`; there the CSRF token and the SameSite=Lax cookie carry the
+ * proof, and any explicit foreign origin is still refused.
+ */
 export function fromOwnOrigin(
   request: FastifyRequest,
   publicOrigin: string,
-  required: boolean,
+  rule: { required: boolean; opaqueAllowed?: boolean },
 ): boolean {
   const origin = request.headers.origin;
-  if (origin === undefined) return !required;
+  if (origin === undefined) return !rule.required;
+  if (origin === 'null') return rule.opaqueAllowed === true;
   return origin === publicOrigin;
 }
 

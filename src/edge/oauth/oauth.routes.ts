@@ -136,7 +136,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     noStore(reply);
     const session = await currentSession(request, o.sessions, oauth);
     try {
-      if (!fromOwnOrigin(request, publicOrigin, false))
+      if (!fromOwnOrigin(request, publicOrigin, { required: false, opaqueAllowed: true }))
         throw new OAuthError('invalid_request', 'Foreign origin.', false);
       if (session === null)
         throw new OAuthError(
@@ -176,7 +176,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
         error_description: 'The body is exactly {"id_token": "…"}.',
       });
     }
-    if (!fromOwnOrigin(request, publicOrigin, true)) {
+    if (!fromOwnOrigin(request, publicOrigin, { required: true })) {
       return reply.code(403).send({
         error: 'invalid_request',
         error_description: 'Sign-in is accepted from this server’s pages only.',
@@ -220,7 +220,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
   app.delete('/auth/session', async (request, reply) => {
     noStore(reply);
     const session = await currentSession(request, o.sessions, oauth);
-    if (!fromOwnOrigin(request, publicOrigin, true))
+    if (!fromOwnOrigin(request, publicOrigin, { required: true }))
       return reply.code(403).send({ error: 'invalid_request' });
     const csrf = request.headers['x-csrf-token'];
     if (session === null || typeof csrf !== 'string' || csrf !== session.csrfToken) {

@@ -16,6 +16,10 @@ const assets: Record<string, { type: string; body: string }> = {
     type: 'text/css; charset=utf-8',
     body: readFileSync(new URL('atelier.css', here), 'utf8'),
   },
+  'consent.js': {
+    type: 'text/javascript; charset=utf-8',
+    body: readFileSync(new URL('consent.js', here), 'utf8'),
+  },
   'oauth4webapi.js': {
     type: 'text/javascript; charset=utf-8',
     body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { freePort } from '../../helpers/net.ts';
+import { authorizeUrl, exchangeWithOauth4webapi, newPkce } from '../../helpers/oauth-flow.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+/** An MCP client's loopback callback: records where the browser lands. */
+async function callbackServer() {
+  const port = await freePort();
+  const hits: URL[] = [];
+  const server = createServer((request, response) => {
+    const url = new URL(request.url!, `http://localhost:${port}`);
+    // Browsers also ask for /favicon.ico; only the callback counts.
+    if (url.pathname === '/oauth/callback') hits.push(url);
+    response.end('You can close this window.');
+  });
+  await new Promise<void>((resolve) => server.listen(port, 'localhost', resolve));
+  return {
+    uri: `http://localhost:${port}/oauth/callback`,
+    hits,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('an MCP client connecting, in Chromium: /login → /consent → callback', {
+  skip: withoutBrowser,
+}, () => {
+  let browser: Browser;
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    browser = await launchChromium();
+    database = await createTestDatabase('pglite');
+    t = await startTestApp(database);
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await database?.close();
+  });
+
+  it('signs in, shows the client, allows, and the client exchanges the code', async (ctx) => {
+    const { account } = await seedAccount(t.app);
+    await t.app.services.identityProvider!.addUser({
+      accountId: account.id,
+      email: 'agent-owner@example.test',
+      password: 'a browser password',
+    });
+    const callback = await callbackServer();
+    ctx.after(() => callback.close());
+    const page = await browser.newPage();
+    ctx.after(() => page.close());
+    const pkce = await newPkce();
+
+    await page.goto(
+      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri: callback.uri, pkce }),
+    );
+    assert.equal(new URL(page.url()).pathname, '/login');
+    await page.fill('input[name=email]', 'agent-owner@example.test');
+    await page.fill('input[name=password]', 'a browser password');
+    await page.click('button[type=submit]');
+
+    await page.waitForSelector('[data-testid=consent]:not([hidden])');
+    assert.equal(new URL(page.url()).pathname, '/consent');
+    assert.equal(await page.textContent('#client-name'), 'MCP Inspector and local tools');
+    const csp = (await page.request.get(page.url())).headers()['content-security-policy'] ?? '';
+    assert.match(csp, /frame-ancestors 'none'/);
+    await page.click('#approve');
+
+    await page.waitForURL((url) => url.href.startsWith(callback.uri));
+    const landed = callback.hits.at(-1)!;
+    assert.equal(landed.searchParams.get('state'), pkce.state);
+    assert.equal(landed.searchParams.get('iss'), t.url);
+    const tokens = await exchangeWithOauth4webapi(
+      t.url,
+      'atelier-local-tools',
+      callback.uri,
+      landed,
+      pkce,
+    );
+    const principal = await t.app.oauth.tokens.verify(tokens.access_token);
+    assert.equal(principal.accountId, account.id);
+  });
+
+  it('Deny sends access_denied back to the client', async (ctx) => {
+    const { account } = await seedAccount(t.app);
+    await t.app.services.identityProvider!.addUser({
+      accountId: account.id,
+      email: 'denier@example.test',
+      password: 'a browser password',
+    });
+    const callback = await callbackServer();
+    ctx.after(() => callback.close());
+    const page = await browser.newPage();
+    ctx.after(() => page.close());
+    const pkce = await newPkce();
+    await page.goto(
+      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri: callback.uri, pkce }),
+    );
+    await page.fill('input[name=email]', 'denier@example.test');
+    await page.fill('input[name=password]', 'a browser password');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=consent]:not([hidden])');
+    await page.click('#deny');
+    await page.waitForURL((url) => url.href.startsWith(callback.uri));
+    assert.equal(callback.hits.at(-1)!.searchParams.get('error'), 'access_denied');
+  });
+});
