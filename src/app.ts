@@ -12,6 +12,10 @@ import { remoteIssuerKeys } from './auth/issuer-keys.ts';
 import { AccessTokens } from './auth/oauth/access-tokens.ts';
 import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
 import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
+import {
+  ClientMetadataDocuments,
+  type MetadataFetchOptions,
+} from './auth/oauth/client-metadata-documents.ts';
 import { ClientRegistry } from './auth/oauth/clients.ts';
 import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
 import { SigningKeys } from './auth/signing-keys.ts';
@@ -53,6 +57,8 @@ export interface AppOverrides {
   clock?: Clock;
   /** Where logs go (default: stdout). */
   logStream?: DestinationStream;
+  /** Tests only: let CIMD fetches reach a local HTTPS server. */
+  cimdFetch?: Pick<MetadataFetchOptions, 'allowPrivateAddresses' | 'ca'>;
 }
 
 /** The authorization server for MCP clients, transport-free. */
@@ -154,7 +160,12 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const catalogue = new CatalogueService({ models, elements: builtinElements });
     // Access tokens live 7 days; a retired key stays published 8.
     const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
-    const clients = new ClientRegistry(config.oauth.clients, null);
+    const { cimdHosts } = config.oauth;
+    const documents =
+      cimdHosts === '*' || cimdHosts.length > 0
+        ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, ...overrides.cimdFetch })
+        : null;
+    const clients = new ClientRegistry(config.oauth.clients, documents);
     const sessions = new BrowserSessions(db);
     const scope = 'mcp:access';
     const { issuer, resource } = config.oauth;

@@ -19,6 +19,7 @@ Commands:
   account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
   idp user add --account ID --email E --password-stdin
+  oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
 
 Operator commands print JSON. With the embedded database they need the server stopped.
 Configuration comes from the environment (see README "Configuration").`;
@@ -87,6 +88,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 const operatorCommands: Record<string, (core: Core, values: Values) => Promise<unknown>> = {
+  'oauth rotate-key': async (core) => ({
+    kid: await core.oauth.keys.rotate(),
+    jwks: core.oauth.keys.jwks,
+  }),
   'idp user add': async (core, v) => {
     const idp = core.services.identityProvider;
     if (idp === null)

@@ -204,6 +204,9 @@ const defaults = {
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
 } as const;
 
+/** Variables where an empty value means something (DESIGN.md: empty turns CIMD off). */
+const emptyIsAValue: ReadonlySet<string> = new Set(['OAUTH_CIMD_HOSTS']);
+
 export interface ConfigSources {
   env: Readonly<Record<string, string | undefined>>;
   /** Directory that relative paths (DATA_DIR, CONFIG_FILE) are resolved against. */
@@ -216,7 +219,8 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
   const file = readConfigFile(env.CONFIG_FILE, cwd, problems);
   const raw: Record<string, unknown> = { ...defaults };
   for (const key of Object.keys(schema.shape)) {
-    const value = env[key] !== undefined && env[key] !== '' ? env[key] : file[key];
+    const given = env[key] !== undefined && (env[key] !== '' || emptyIsAValue.has(key));
+    const value = given ? env[key] : file[key];
     if (value !== undefined) raw[key] = value;
   }
   // The default public URL follows the port, so `PORT=9000 npm start` prints working URLs.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { type App, buildApp } from '../../src/app.ts';
+import { type App, type AppOverrides, buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Clock } from '../../src/shared/clock.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -20,7 +20,12 @@ export interface TestApp {
 /** Starts the real app (real HTTP) on a shared test database; the database stays open. */
 export async function startTestApp(
   database: Database,
-  options: { clock?: Clock; env?: Record<string, string>; port?: number } = {},
+  options: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    port?: number;
+    cimdFetch?: AppOverrides['cimdFetch'];
+  } = {},
 ): Promise<TestApp> {
   const lines: string[] = [];
   const logStream = new Writable({
@@ -46,6 +51,7 @@ export async function startTestApp(
     database,
     logStream,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
   });
   const address = await app.http.listen({ host: '127.0.0.1', port });
   return {
