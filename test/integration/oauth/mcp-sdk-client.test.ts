@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import { after, before, describe, it } from 'node:test';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { generate } from 'selfsigned';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { freePort } from '../../helpers/net.ts';
+import { authorizeInBrowser, TestBrowser } from '../../helpers/oauth-flow.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+const redirectUri = 'http://localhost:47000/oauth/callback';
+
+/** What an MCP host application keeps: the SDK calls it, the test plays the person. */
+class RecordingProvider implements OAuthClientProvider {
+  readonly redirectUrl = redirectUri;
+  readonly clientMetadata: OAuthClientMetadata = {
+    client_name: 'SDK test client',
+    redirect_uris: [redirectUri],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+  readonly clientMetadataUrl: string | undefined;
+  authorizationUrl: URL | undefined;
+  #information: OAuthClientInformationMixed | undefined;
+  #tokens: OAuthTokens | undefined;
+  #verifier = '';
+
+  constructor(client: { clientId?: string; metadataUrl?: string }) {
+    this.#information = client.clientId === undefined ? undefined : { client_id: client.clientId };
+    this.clientMetadataUrl = client.metadataUrl;
+  }
+
+  state() {
+    return crypto.randomUUID();
+  }
+  clientInformation() {
+    return this.#information;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed) {
+    this.#information = information;
+  }
+  tokens() {
+    return this.#tokens;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.#tokens = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.#verifier = verifier;
+  }
+  codeVerifier() {
+    return this.#verifier;
+  }
+}
+
+describe('the MCP SDK client authorizes against Atelier', () => {
+  let database: Database;
+  let t: TestApp;
+  let documentServer: Server;
+  let metadataUrl: string;
+  before(async () => {
+    database = await createTestDatabase('pglite');
+    const port = await freePort();
+    metadataUrl = `https://localhost:${port}/sdk-client.json`;
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
+    });
+    documentServer = createServer({ key: pems.private, cert: pems.cert }, (_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          client_id: metadataUrl,
+          client_name: 'SDK test client (CIMD)',
+          redirect_uris: ['http://localhost/oauth/callback'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => documentServer.listen(port, 'localhost', resolve));
+    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: pems.cert } });
+  });
+  after(async () => {
+    await t.close();
+    await new Promise((resolve) => documentServer.close(resolve));
+    await database.close();
+  });
+
+  const cases: Array<[string, () => { clientId?: string; metadataUrl?: string }]> = [
+    ['a configured client ID', () => ({ clientId: 'atelier-local-tools' })],
+    ['a Client ID Metadata Document URL', () => ({ metadataUrl })],
+  ];
+  for (const [label, client] of cases) {
+    it(`with ${label}: discovery → authorize → sign in → consent → token`, async () => {
+      const { account } = await seedAccount(t.app);
+      const email = `sdk-${account.id}@example.test`;
+      await t.app.services.identityProvider!.addUser({
+        accountId: account.id,
+        email,
+        password: 'an sdk password',
+      });
+      const provider = new RecordingProvider(client());
+      const serverUrl = `${t.url}/mcp`;
+
+      assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
+      const started = provider.authorizationUrl!;
+      assert.equal(started.origin + started.pathname, `${t.url}/oauth/authorize`);
+      assert.equal(started.searchParams.get('resource'), serverUrl);
+      assert.equal(started.searchParams.get('code_challenge_method'), 'S256');
+
+      const callback = await authorizeInBrowser(new TestBrowser(t.url), t.url, started.href, {
+        email,
+        password: 'an sdk password',
+      });
+      assert.equal(callback.searchParams.get('state'), started.searchParams.get('state'));
+      assert.equal(
+        await auth(provider, { serverUrl, authorizationCode: callback.searchParams.get('code')! }),
+        'AUTHORIZED',
+      );
+
+      const accessToken = provider.tokens()!.access_token;
+      const principal = await t.app.oauth.tokens.verify(accessToken);
+      assert.equal(principal.accountId, account.id);
+      assert.equal(principal.clientId, client().clientId ?? metadataUrl);
+    });
+  }
+});
