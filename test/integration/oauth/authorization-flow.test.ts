@@ -537,6 +537,27 @@ describeEachBackend(
       assert.ok(new URL(ok.headers.get('location')!).searchParams.get('code'));
     });
 
+    it('a browser session ends after 30 minutes without activity (spec §8)', async () => {
+      const who = await person();
+      const browser = new TestBrowser(t.url);
+      await browser.request(authorizeUrl(t.url, { clientId, redirectUri, pkce: await newPkce() }));
+      await signInBrowser(browser, t.url, who.email, who.password);
+      await database.db
+        .updateTable('browser_sessions')
+        .set({ last_active_at: new Date(Date.now() - 29 * 60_000) })
+        .execute();
+      assert.equal(
+        (await browser.request(`${t.url}/auth/session`)).status,
+        200,
+        'active within 30 minutes, and touched',
+      );
+      await database.db
+        .updateTable('browser_sessions')
+        .set({ last_active_at: new Date(Date.now() - 31 * 60_000) })
+        .execute();
+      assert.equal((await browser.request(`${t.url}/auth/session`)).status, 401);
+    });
+
     it('an expired pending authorization cannot be resumed or consented', async () => {
       const who = await person();
       const browser = new TestBrowser(t.url);
