@@ -23,6 +23,7 @@ import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import { graphqlPlugin } from './edge/graphql/graphql.plugin.ts';
+import { buildGraphqlSchema } from './edge/graphql/schema.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
@@ -31,6 +32,7 @@ import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import type { Services } from './edge/services.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
+import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
 import { builtinEngines } from './engines/registry.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
@@ -57,6 +59,8 @@ export interface AppOverrides {
   clock?: Clock;
   /** Where logs go (default: stdout). */
   logStream?: DestinationStream;
+  /** Limits of the GraphQL WebSocket (the benchmark raises them). */
+  webSocketLimits?: Partial<WebSocketLimits>;
   /** Tests only: let CIMD fetches reach a local HTTPS server. */
   cimdFetch?: Pick<MetadataFetchOptions, 'allowPrivateAddresses' | 'ca'>;
 }
@@ -267,7 +271,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   http.addHook('onClose', async () => core.close());
   if (config.workerConcurrency > 0) core.startWorkers(http.log);
   await http.register(httpPlugin, { services: core.services });
-  await http.register(graphqlPlugin, { services: core.services });
+  const schema = buildGraphqlSchema();
+  await http.register(graphqlPlugin, { services: core.services, schema });
+  const webSocket = attachGraphqlWebSocket({
+    schema,
+    services: core.services,
+    log: http.log,
+    ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
+  });
+  http.server.on('upgrade', (request, socket, head) =>
+    webSocket.handleUpgrade(request, socket, head),
+  );
+  // Sockets close first (1001 Going away), then the core drains and closes.
+  http.addHook('preClose', async () => webSocket.close());
   await http.register(mediaRoutes, { services: core.services });
   await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
   await http.register(cookie);

@@ -32,6 +32,7 @@ import {
 } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
+import { watchTaskChanges } from './task-watch.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
 export interface Submission {
@@ -270,6 +271,37 @@ export class GenerationService {
       finished: true,
     });
     return toTaskView(finished);
+  }
+
+  /**
+   * Every change of one task of the account, starting with its current state, until it is
+   * finished (`taskUpdated`). Another account's task is 140004, like an unknown one.
+   */
+  async *watchTask(actor: Actor, taskId: string, signal: AbortSignal): AsyncGenerator<TaskView> {
+    const changes = watchTaskChanges(
+      this.#deps.events,
+      { accountId: actor.accountId, taskId },
+      signal,
+    );
+    const current = await this.getTask(actor, taskId);
+    yield current;
+    if (current.status === 'finished') return;
+    for await (const _change of changes) {
+      const task = await this.getTask(actor, taskId);
+      yield task;
+      if (task.status === 'finished') return;
+    }
+  }
+
+  /** Every task change of the account (`myTaskUpdates`), as it happens. */
+  async *watchAccountTasks(actor: Actor, signal: AbortSignal): AsyncGenerator<TaskView> {
+    for await (const change of watchTaskChanges(
+      this.#deps.events,
+      { accountId: actor.accountId },
+      signal,
+    )) {
+      yield await this.getTask(actor, change.taskId);
+    }
   }
 
   async #views(contents: readonly ContentRow[]): Promise<ContentView[]> {

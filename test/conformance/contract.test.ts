@@ -35,8 +35,6 @@ const pending = new Set([
   'Upload',
   'VoiceModelConnection',
   'AvatarConnection',
-  // live updates
-  'Subscription',
 ]);
 
 describe('the served schema is a compatible superset of the contract', () => {

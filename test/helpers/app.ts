@@ -25,6 +25,7 @@ export async function startTestApp(
     env?: Record<string, string>;
     port?: number;
     cimdFetch?: AppOverrides['cimdFetch'];
+    webSocketLimits?: AppOverrides['webSocketLimits'];
   } = {},
 ): Promise<TestApp> {
   const lines: string[] = [];
@@ -52,6 +53,7 @@ export async function startTestApp(
     logStream,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
+    ...(options.webSocketLimits ? { webSocketLimits: options.webSocketLimits } : {}),
   });
   const address = await app.http.listen({ host: '127.0.0.1', port });
   return {

@@ -77,6 +77,7 @@ export const testModels = JSON.stringify([
   fakeModel('mdl_test-fail', { failCode: 4, failMessage: 'The input image could not be read.' }),
   fakeModel('mdl_test-crash', { throw: true }),
   fakeModel('mdl_test-fast', {}),
+  fakeModel('mdl_test-quick', { durationMs: 600 }),
 ]);
 
 function fakeModel(modelId: string, engineOptions: Record<string, unknown>) {

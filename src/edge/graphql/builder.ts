@@ -23,5 +23,6 @@ export function createBuilder(): Builder {
   builder.addScalarType('JSON', JSONResolver);
   builder.queryType({});
   builder.mutationType({});
+  builder.subscriptionType({});
   return builder;
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
 import mercurius from 'mercurius';
 import type { AuthResult } from '../../auth/authenticate.ts';
 import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
 import { errorBody, flattenErrors, toGraphqlError } from './error-formatter.ts';
-import { buildGraphqlSchema } from './schema.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +17,10 @@ declare module 'fastify' {
  * `POST /graphql` and `GET /graphql` (queries only) with Mercurius: graphql-jit after the
  * first execution of a document, and its parsed-document cache (DESIGN.md rule 8).
  */
-export async function graphqlPlugin(app: FastifyInstance, opts: { services: Services }) {
+export async function graphqlPlugin(
+  app: FastifyInstance,
+  opts: { services: Services; schema: GraphQLSchema },
+) {
   const { services } = opts;
   app.decorateRequest('graphqlAuth', null);
 
@@ -43,7 +46,7 @@ export async function graphqlPlugin(app: FastifyInstance, opts: { services: Serv
   });
 
   await app.register(mercurius, {
-    schema: buildGraphqlSchema(),
+    schema: opts.schema,
     path: '/graphql',
     graphiql: false,
     jit: 1,

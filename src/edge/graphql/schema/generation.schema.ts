@@ -203,6 +203,30 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
     }),
   }));
 
+  builder.subscriptionFields((t) => ({
+    taskUpdated: t.field({
+      type: TaskRef,
+      description: 'Every change of one task of the account, until it is finished.',
+      args: { taskId: t.arg.id({ required: true }) },
+      subscribe: async (_root, { taskId }, ctx) => {
+        const actor = requireActor(ctx);
+        // Refuse another account's (or an unknown) task before any stream exists.
+        await ctx.services.generations.getTask(actor, taskId);
+        return abortable((signal) => ctx.services.generations.watchTask(actor, taskId, signal));
+      },
+      resolve: (task) => task,
+    }),
+    myTaskUpdates: t.field({
+      type: TaskRef,
+      description: 'Every task change of the account.',
+      subscribe: (_root, _args, ctx) => {
+        const actor = requireActor(ctx);
+        return abortable((signal) => ctx.services.generations.watchAccountTasks(actor, signal));
+      },
+      resolve: (task) => task,
+    }),
+  }));
+
   builder.mutationFields((t) => ({
     generateImage: t.field({
       type: SubmissionRef,
@@ -221,4 +245,27 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         ctx.services.generations.cancelTask(requireActor(ctx), taskId),
     }),
   }));
+}
+
+/**
+ * An async iterator whose `return()` (the client completed, or the socket closed) aborts the
+ * underlying wait at once, instead of when the next event happens to arrive.
+ */
+function abortable<T>(start: (signal: AbortSignal) => AsyncGenerator<T>): AsyncIterableIterator<T> {
+  const controller = new AbortController();
+  const inner = start(controller.signal);
+  return {
+    next: () => inner.next(),
+    return: async (value?: unknown) => {
+      controller.abort();
+      return inner.return(value as T);
+    },
+    throw: async (error?: unknown) => {
+      controller.abort();
+      return inner.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }

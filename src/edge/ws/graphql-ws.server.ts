@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { CloseCode, type Context } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { isWellFormedApiKey } from '../../auth/api-key.ts';
+import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
+import type { GraphqlContext } from '../graphql/context.ts';
+import { appErrorExtensions, toGraphqlError } from '../graphql/error-formatter.ts';
+import type { Services } from '../services.ts';
+
+export interface WebSocketLimits {
+  /** Concurrent operations on one connection. */
+  perConnection: number;
+  /** Concurrent subscriptions of one account on this node. */
+  perAccount: number;
+  /** Largest message accepted, in bytes. */
+  maxPayload: number;
+  /** A connection with more unsent data than this is closed (a slow consumer). */
+  maxBuffered: number;
+  /** How often open connections have their credentials checked again. */
+  recheckMs: number;
+}
+
+export const defaultWebSocketLimits: WebSocketLimits = {
+  perConnection: 50,
+  perAccount: 1_000,
+  maxPayload: 64 * 1024, // 64 KiB
+  maxBuffered: 1024 * 1024, // 1 MiB
+  recheckMs: 5_000, // 5 seconds
+};
+
+interface Connection {
+  readonly id: string;
+  readonly credentials: GraphqlCredentials;
+  accountId: string | null;
+  /** Operations admitted and not yet complete (graphql-ws also lists refused ones). */
+  readonly operations: Set<string>;
+}
+
+/**
+ * `graphql-transport-ws` on `/graphql` with graphql-ws's own server (its close codes follow the
+ * protocol: 4400, 4401, 4403, 4408, 4409, 4429, 4500), on the same schema as HTTP. Credentials
+ * (handshake `Authorization: Bearer <API key>`, or `connection_init.payload.idpToken`) are
+ * checked at initialisation, before every operation, and every `recheckMs` while the socket is
+ * open: a credential that stopped being good closes the connection with 4403.
+ */
+export function attachGraphqlWebSocket(options: {
+  schema: GraphQLSchema;
+  services: Services;
+  log: FastifyBaseLogger;
+  limits?: Partial<WebSocketLimits>;
+}) {
+  const limits = { ...defaultWebSocketLimits, ...options.limits };
+  const { services, log } = options;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload });
+  const connections = new WeakMap<object, Connection>();
+  const perAccount = new Map<string, number>();
+  const active = new Map<string, { accountId: string }>(); // `${connection}:${operation}` → owner
+
+  const authenticate = (credentials: GraphqlCredentials): Promise<AuthResult> =>
+    services.graphqlAuth.authenticate(credentials);
+  const release = (key: string) => {
+    const owner = active.get(key);
+    if (owner === undefined) return;
+    active.delete(key);
+    perAccount.set(owner.accountId, (perAccount.get(owner.accountId) ?? 1) - 1);
+  };
+
+  const server = useServer<{ idpToken?: unknown } | undefined, { connection?: Connection }>(
+    {
+      schema: options.schema,
+      connectionInitWaitTimeout: 3_000,
+      onConnect: async (ctx) => {
+        const idpToken = ctx.connectionParams?.idpToken;
+        if (
+          idpToken !== undefined &&
+          (typeof idpToken !== 'string' ||
+            isWellFormedApiKey(idpToken) ||
+            idpToken.startsWith('svc_'))
+        ) {
+          return false; // An API key does not belong in idpToken (spec §5.3).
+        }
+        const credentials = {
+          authorization: ctx.extra.request.headers.authorization,
+          idpToken: idpToken as string | undefined,
+        };
+        const auth = await authenticate(credentials);
+        if (auth.kind === 'refused') return false;
+        const connection: Connection = {
+          id: randomUUID(),
+          credentials,
+          accountId: auth.kind === 'actor' ? auth.actor.accountId : null,
+          operations: new Set(),
+        };
+        connections.set(ctx, connection);
+        watchConnection(ctx, connection);
+        return true;
+      },
+      onSubscribe: async (ctx, id, payload) => {
+        const connection = connections.get(ctx);
+        if (connection === undefined) return [new GraphQLError('Not initialised.')];
+        // Reserve the place before any await, so operations sent together cannot all squeeze in.
+        if (connection.operations.size >= limits.perConnection) {
+          return [rateLimited(`At most ${limits.perConnection} operations per connection.`)];
+        }
+        connection.operations.add(id);
+        const refuse = (errors: GraphQLError[]) => {
+          connection.operations.delete(id);
+          return errors;
+        };
+        const auth = await authenticate(connection.credentials);
+        if (auth.kind === 'refused') {
+          return refuse([
+            new GraphQLError(auth.error.message, {
+              extensions: appErrorExtensions(auth.error, id),
+            }),
+          ]);
+        }
+        if (auth.kind === 'actor' && /^\s*subscription\b/.test(payload.query)) {
+          const count = perAccount.get(auth.actor.accountId) ?? 0;
+          if (count >= limits.perAccount)
+            return refuse([rateLimited(`At most ${limits.perAccount} subscriptions per account.`)]);
+          perAccount.set(auth.actor.accountId, count + 1);
+          active.set(`${connection.id}:${id}`, { accountId: auth.actor.accountId });
+        }
+        operationAuth.set(`${connection.id}:${id}`, auth);
+      },
+      context: (ctx, id): GraphqlContext => {
+        const connection = connections.get(ctx)!;
+        const auth = operationAuth.get(`${connection.id}:${id}`) ?? { kind: 'anonymous' };
+        return { auth, requestId: `ws:${connection.id}:${id}`, services };
+      },
+      onNext: (ctx, id, _payload, _args, result) => {
+        // A consumer that does not read cannot make us buffer without bound.
+        if (ctx.extra.socket.bufferedAmount > limits.maxBuffered) {
+          ctx.extra.socket.close(CloseCode.InternalServerError, 'Consumer too slow');
+        }
+        if (result.errors === undefined) return;
+        // The same error codes as over HTTP.
+        const connection = connections.get(ctx);
+        const requestId = `ws:${connection?.id ?? '?'}:${id}`;
+        return {
+          ...result,
+          errors: result.errors.map((error) => toGraphqlError(error, requestId, log)),
+        };
+      },
+      onComplete: (ctx, id) => {
+        const connection = connections.get(ctx);
+        if (connection === undefined) return;
+        operationAuth.delete(`${connection.id}:${id}`);
+        connection.operations.delete(id);
+        release(`${connection.id}:${id}`);
+      },
+      onError: (_ctx, id, _payload, errors) =>
+        errors.map((error) => ({
+          message: error.message,
+          ...(error.path ? { path: error.path } : {}),
+          extensions: { code: '120001', retryable: false, requestId: id, ...error.extensions },
+        })),
+    },
+    wss,
+  );
+  const operationAuth = new Map<string, AuthResult>();
+
+  function watchConnection(
+    ctx: Context<
+      { idpToken?: unknown } | undefined,
+      { socket: import('ws').WebSocket; request: IncomingMessage }
+    >,
+    connection: Connection,
+  ) {
+    const socket = ctx.extra.socket;
+    const timer = setInterval(() => {
+      authenticate(connection.credentials).then(
+        (auth) => {
+          if (auth.kind === 'refused')
+            socket.close(CloseCode.Forbidden, 'Forbidden: the credential is no longer valid');
+        },
+        (error: unknown) => log.warn({ err: error }, 'websocket credential re-check failed'),
+      );
+    }, limits.recheckMs);
+    socket.once('close', () => {
+      clearInterval(timer);
+      for (const key of [...active.keys()]) if (key.startsWith(`${connection.id}:`)) release(key);
+      for (const key of [...operationAuth.keys()])
+        if (key.startsWith(`${connection.id}:`)) operationAuth.delete(key);
+    });
+  }
+
+  return {
+    /** Handles an HTTP upgrade for `/graphql`; anything else is refused. */
+    handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+      const { pathname } = new URL(request.url ?? '/', 'http://localhost');
+      if (pathname !== '/graphql') {
+        socket.destroy();
+        return;
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    },
+    async close(): Promise<void> {
+      for (const client of wss.clients) client.close(1001, 'Going away');
+      await server.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+function rateLimited(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: '150029', retryable: true } });
+}

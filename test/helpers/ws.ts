@@ -1,0 +1,47 @@
+import { type Client, createClient, type FormattedExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export interface WsClient {
+  client: Client;
+  /** The close event of the socket, when it closes. */
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+/** A graphql-ws client on a real socket; `apiKey` goes in the handshake header. */
+export function wsClient(
+  baseUrl: string,
+  options: { apiKey?: string; idpToken?: string } = {},
+): WsClient {
+  let closed!: (event: { code: number; reason: string }) => void;
+  const closedPromise = new Promise<{ code: number; reason: string }>((resolve) => {
+    closed = resolve;
+  });
+  const headers = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
+  const client = createClient({
+    url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: class extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, protocols, { headers });
+      }
+    },
+    connectionParams: options.idpToken === undefined ? undefined : { idpToken: options.idpToken },
+    retryAttempts: 0,
+    lazy: false,
+    on: { closed: (event) => closed(event as { code: number; reason: string }) },
+  });
+  return { client, closed: closedPromise };
+}
+
+/** Collects a subscription's results until it completes or errors. */
+export function collect<T>(client: Client, query: string, variables?: Record<string, unknown>) {
+  const results: FormattedExecutionResult<T, unknown>[] = [];
+  let done!: (outcome: { error?: unknown }) => void;
+  const finished = new Promise<{ error?: unknown }>((resolve) => {
+    done = resolve;
+  });
+  const unsubscribe = client.subscribe<T>(
+    { query, variables },
+    { next: (r) => results.push(r), error: (error) => done({ error }), complete: () => done({}) },
+  );
+  return { results, finished, unsubscribe };
+}

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { postgresUrl } from '../../helpers/backends.ts';
+import { atelier, type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
+import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
+import { submitOk, testModels } from '../../helpers/generation.ts';
+import { collect, wsClient } from '../../helpers/ws.ts';
+
+describe('task updates across processes [postgres]', {
+  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+}, () => {
+  const processes: RunningServer[] = [];
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-multi-'));
+  after(async () => {
+    for (const p of processes) await p.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a subscriber on API process 1 sees a task submitted through API process 2 finish on a worker process', async (t) => {
+    const database = await createEmptyPostgresDatabase();
+    t.after(() => database.drop());
+    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, MODELS: testModels };
+    assert.equal((await atelier(['migrate'], env)).code, 0);
+    const account = JSON.parse(
+      (
+        await atelier(
+          ['account', 'create', '--alias', 'multi', '--api-key-access', '--credits', 'standard=10'],
+          env,
+        )
+      ).stdout,
+    ) as { id: string };
+    const { secret } = JSON.parse(
+      (await atelier(['apikey', 'create', '--account', account.id], env)).stdout,
+    ) as { secret: string };
+
+    const api1 = await startServer({ ...env, WORKER_CONCURRENCY: '0' });
+    processes.push(api1);
+    const api2 = await startServer({ ...env, WORKER_CONCURRENCY: '0' });
+    processes.push(api2);
+    const worker = await startWorker({ ...env, TASK_POLL_MS: '60000' });
+    processes.push(worker);
+
+    const ws = wsClient(api1.url, { apiKey: secret });
+    t.after(() => ws.client.dispose());
+    const updates = collect<{
+      myTaskUpdates: { taskId: string; status: string; finishCode: number | null };
+    }>(ws.client, 'subscription { myTaskUpdates { taskId status finishCode } }');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { taskId } = await submitOk(api2.url, secret, {
+      modelId: 'mdl_test-quick',
+      prompt: 'across processes',
+    });
+
+    const deadline = Date.now() + 15_000;
+    while (
+      !updates.results.some((r) => r.data?.myTaskUpdates.status === 'finished') &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    updates.unsubscribe();
+    const statuses = updates.results.map((r) => r.data?.myTaskUpdates);
+    assert.ok(statuses.every((s) => s?.taskId === taskId));
+    assert.deepEqual(statuses.at(-1), { taskId, status: 'finished', finishCode: 0 });
+    assert.ok(
+      statuses.some((s) => s?.status === 'running'),
+      'the worker’s claim reached API process 1 too',
+    );
+  });
+});

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { submitOk, testModels } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+import { collect, wsClient } from '../../helpers/ws.ts';
+
+const taskUpdated =
+  'subscription T($id: ID!) { taskUpdated(taskId: $id) { taskId status finishCode progress } }';
+const myTaskUpdates = 'subscription { myTaskUpdates { taskId status finishCode } }';
+type Task = { taskId: string; status: string; finishCode: number | null };
+
+describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    database = await createTestDatabase(backend);
+    t = await startTestApp(database, { env: { MODELS: testModels } });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  it('taskUpdated streams every status change up to finished with finishCode 0, then completes', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const ws = wsClient(t.url, { apiKey });
+    try {
+      const { taskId } = await submitOk(t.url, apiKey, {
+        modelId: 'mdl_test-quick',
+        prompt: 'live',
+      });
+      const sub = collect<{ taskUpdated: Task }>(ws.client, taskUpdated, { id: taskId });
+      assert.deepEqual(await sub.finished, {});
+      const states = sub.results.map((r) => r.data!.taskUpdated.status);
+      assert.equal(states.at(-1), 'finished');
+      assert.ok(states.includes('running'), states.join());
+      assert.equal(sub.results.at(-1)!.data!.taskUpdated.finishCode, 0);
+    } finally {
+      await ws.client.dispose();
+    }
+  });
+
+  it('queries and mutations work over the socket too', async () => {
+    const { account, apiKey } = await seedAccount(t.app);
+    const ws = wsClient(t.url, { apiKey });
+    try {
+      const sub = collect<{ getUserByPrivateId: { id: string } }>(
+        ws.client,
+        '{ getUserByPrivateId { id } }',
+      );
+      await sub.finished;
+      assert.equal(sub.results[0]?.data?.getUserByPrivateId.id, account.id);
+    } finally {
+      await ws.client.dispose();
+    }
+  });
+
+  it('a browser-style idpToken authenticates; myTaskUpdates shows only the account’s own tasks', async () => {
+    const { account, apiKey } = await seedAccount(t.app);
+    const other = await seedAccount(t.app);
+    await t.app.services.identityProvider!.addUser({
+      accountId: account.id,
+      email: `ws-${account.id}@example.test`,
+      password: 'a websocket password',
+    });
+    const signIn = await fetch(`${t.url}/idp/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: `ws-${account.id}@example.test`,
+        password: 'a websocket password',
+      }),
+    });
+    const { idToken } = (await signIn.json()) as { idToken: string };
+    const ws = wsClient(t.url, { idpToken: idToken });
+    try {
+      const sub = collect<{ myTaskUpdates: Task }>(ws.client, myTaskUpdates);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await submitOk(t.url, other.apiKey, { modelId: 'mdl_test-fast', prompt: 'not mine' });
+      const mine = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'mine' });
+      const deadline = Date.now() + 10_000;
+      while (
+        !sub.results.some((r) => r.data?.myTaskUpdates.status === 'finished') &&
+        Date.now() < deadline
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      sub.unsubscribe();
+      assert.ok(sub.results.length > 0);
+      for (const r of sub.results) assert.equal(r.data?.myTaskUpdates.taskId, mine.taskId);
+    } finally {
+      await ws.client.dispose();
+    }
+  });
+
+  it('an API key in idpToken is refused: the socket closes with 4403', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const ws = wsClient(t.url, { idpToken: apiKey });
+    assert.equal((await ws.closed).code, 4403);
+  });
+
+  it('an invalid API key on the handshake is refused with 4403', async () => {
+    const ws = wsClient(t.url, { apiKey: 'svc_notavalidkey' });
+    assert.equal((await ws.closed).code, 4403);
+  });
+
+  it('another account’s task is refused (140004)', async () => {
+    const owner = await seedAccount(t.app);
+    const other = await seedAccount(t.app);
+    const { taskId } = await submitOk(t.url, owner.apiKey, {
+      modelId: 'mdl_test-slow',
+      prompt: 'private',
+    });
+    const ws = wsClient(t.url, { apiKey: other.apiKey });
+    try {
+      const sub = collect<{ taskUpdated: Task }>(ws.client, taskUpdated, { id: taskId });
+      await sub.finished;
+      assert.equal(sub.results[0]?.errors?.[0]?.extensions?.code, '140004');
+      assert.equal(sub.results[0]?.data ?? null, null, 'no data of that task');
+    } finally {
+      await ws.client.dispose();
+    }
+  });
+
+  it('a key revoked mid-connection ends its running subscription within seconds', async () => {
+    const { apiKey, apiKeyId } = await seedAccount(t.app);
+    const ws = wsClient(t.url, { apiKey });
+    const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_test-slow', prompt: 'long' });
+    const sub = collect<{ taskUpdated: Task }>(ws.client, taskUpdated, { id: taskId });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(sub.results.length >= 1, 'the subscription is running');
+    const revokedAt = Date.now();
+    await graphql(t.url, {
+      query: 'mutation R($id: ID!) { revokeApiKey(apiKeyId: $id) { id } }',
+      variables: { id: apiKeyId },
+      apiKey,
+    });
+    const closed = await ws.closed;
+    assert.equal(closed.code, 4403);
+    assert.ok(Date.now() - revokedAt < 6_500, `closed after ${Date.now() - revokedAt} ms`);
+    await ws.client.dispose();
+  });
+
+  it('a revoked key cannot start the next operation on an open connection', async () => {
+    const { apiKey, apiKeyId } = await seedAccount(t.app);
+    const ws = wsClient(t.url, { apiKey });
+    try {
+      const first = collect<{ getUserByPrivateId: { id: string } }>(
+        ws.client,
+        '{ getUserByPrivateId { id } }',
+      );
+      await first.finished;
+      assert.ok(first.results[0]?.data?.getUserByPrivateId.id);
+      await graphql(t.url, {
+        query: 'mutation R($id: ID!) { revokeApiKey(apiKeyId: $id) { id } }',
+        variables: { id: apiKeyId },
+        apiKey,
+      });
+      const second = collect(ws.client, '{ getUserByPrivateId { id } }');
+      const outcome = await second.finished;
+      const errors =
+        (outcome.error as Array<{ extensions?: { code?: string } }> | undefined) ??
+        second.results[0]?.errors;
+      assert.equal(errors?.[0]?.extensions?.code, '100101');
+    } finally {
+      await ws.client.dispose();
+    }
+  });
+});
