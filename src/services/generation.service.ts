@@ -32,7 +32,7 @@ import {
 } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
-import { watchTaskChanges } from './task-watch.ts';
+import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
 export interface Submission {
@@ -286,8 +286,8 @@ export class GenerationService {
     const current = await this.getTask(actor, taskId);
     yield current;
     if (current.status === 'finished') return;
-    for await (const _change of changes) {
-      const task = await this.getTask(actor, taskId);
+    for await (const change of changes) {
+      const task = await this.#snapshot(change);
       yield task;
       if (task.status === 'finished') return;
     }
@@ -295,13 +295,27 @@ export class GenerationService {
 
   /** Every task change of the account (`myTaskUpdates`), as it happens. */
   async *watchAccountTasks(actor: Actor, signal: AbortSignal): AsyncGenerator<TaskView> {
-    for await (const change of watchTaskChanges(
-      this.#deps.events,
-      { accountId: actor.accountId },
-      signal,
-    )) {
-      yield await this.getTask(actor, change.taskId);
+    const changes = watchTaskChanges(this.#deps.events, { accountId: actor.accountId }, signal);
+    for await (const change of changes) yield await this.#snapshot(change);
+  }
+
+  readonly #snapshots = new WeakMap<ChangedEvent, Promise<TaskView>>();
+
+  /**
+   * The task's state after `event`, read once per event however many subscribers receive it:
+   * every listener of a process gets the same event object, so a thousand subscriptions of an
+   * account cost one query. Keyed by the event itself, so never older than that event.
+   */
+  #snapshot(event: ChangedEvent): Promise<TaskView> {
+    let snapshot = this.#snapshots.get(event);
+    if (snapshot === undefined) {
+      snapshot = findTask(this.#deps.db, event.accountId, event.taskId).then((task) => {
+        if (task === undefined) throw notFound('task', event.taskId, 'taskId');
+        return toTaskView(task);
+      });
+      this.#snapshots.set(event, snapshot);
     }
+    return snapshot;
   }
 
   async #views(contents: readonly ContentRow[]): Promise<ContentView[]> {

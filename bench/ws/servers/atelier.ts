@@ -1,0 +1,48 @@
+// Atelier with in-process workers on PGlite, WebSocket caps raised for the benchmark; prints
+// {url, apiKey, pid}. A POST to /bench/trigger is not needed: the client submits a generation.
+import { buildApp } from '../../../src/app.ts';
+import { loadConfig } from '../../../src/config/config.ts';
+import { openDatabase } from '../../../src/store/database.ts';
+import { migrateToLatest } from '../../../src/store/migrator.ts';
+
+const config = loadConfig({
+  env: {
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    DATA_DIR: '.tmp/bench-ws',
+    MODELS: JSON.stringify([
+      {
+        modelId: 'mdl_bench-noop',
+        name: 'no-op',
+        kind: 'image',
+        engine: 'noop',
+        capabilities: {
+          sizes: [{ width: 1, height: 1, aspectRatio: '1:1', maxCount: 1 }],
+          formats: ['png'],
+        },
+        pricing: { unit: 'request', credits: 1, category: null },
+      },
+    ]),
+  },
+  cwd: process.cwd(),
+});
+const database = await openDatabase({ backend: 'pglite', dataDir: null });
+await migrateToLatest(database.db);
+const app = await buildApp(config, {
+  database,
+  webSocketLimits: { perConnection: 1_000, perAccount: 1_000_000 },
+});
+const account = await app.services.accounts.create({
+  alias: 'bench',
+  apiKeyAccess: true,
+  credits: { standard: 1000 },
+});
+const key = await app.services.apiKeys.issue(account.id, { name: 'bench' });
+const url = await app.http.listen({ host: '127.0.0.1', port: 0 });
+console.log(JSON.stringify({ url, apiKey: key.secret, pid: process.pid }));
+process.on('SIGTERM', () => {
+  app.close().then(
+    () => database.close(),
+    () => process.exit(1),
+  );
+});

@@ -1,0 +1,174 @@
+// Live updates at scale: idle subscriptions held by one process (its RSS) and the time until
+// every subscriber of one account has seen one task update — Atelier (myTaskUpdates, fed by
+// a real generation through the task-event bus) against a bare graphql-ws server with an
+// in-memory emitter, same client, same run. Prints both and the ratios.
+//
+//   node bench/ws/ws.bench.ts [--connections 2000] [--per-connection 5]
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { type Client, createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '2000' },
+    'per-connection': { type: 'string', default: '5' },
+  },
+});
+const connections = Number(values.connections);
+const perConnection = Number(values['per-connection']);
+const total = connections * perConnection;
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  apiKey?: string;
+}
+
+async function start(script: string): Promise<Started> {
+  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return { child, ...(JSON.parse(line) as { url: string; pid: number; apiKey?: string }) };
+}
+
+function rssMiB(pid: number): number {
+  return (
+    Number(
+      execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+        .toString()
+        .trim(),
+    ) / 1024
+  );
+}
+
+function connect(url: string, apiKey?: string): Promise<Client> {
+  const headers = apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` };
+  return new Promise((resolve, reject) => {
+    const client = createClient({
+      url: `${url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: class extends WebSocket {
+        constructor(address: string, protocols?: string | string[]) {
+          super(address, protocols, { headers });
+        }
+      },
+      lazy: false,
+      retryAttempts: 0,
+      on: { connected: () => resolve(client), error: reject },
+    });
+  });
+}
+
+interface Result {
+  name: string;
+  idleMiB: number;
+  heldMiB: number;
+  fanOutMs: number;
+}
+
+async function measure(
+  name: string,
+  server: Started,
+  query: string,
+  trigger: () => Promise<void>,
+): Promise<Result> {
+  const idleMiB = rssMiB(server.pid);
+  const clients: Client[] = [];
+  for (let i = 0; i < connections; i += 100) {
+    clients.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(100, connections - i) }, () =>
+          connect(server.url, server.apiKey),
+        ),
+      )),
+    );
+  }
+  let seen = 0;
+  let allSeen!: () => void;
+  const everyone = new Promise<void>((resolve) => {
+    allSeen = resolve;
+  });
+  const started = new Set<number>();
+  let subscribed = 0;
+  for (const client of clients) {
+    for (let j = 0; j < perConnection; j++) {
+      const id = subscribed++;
+      client.subscribe(
+        { query },
+        {
+          next: () => {
+            if (started.has(id)) return;
+            started.add(id);
+            if (++seen === total) allSeen();
+          },
+          error: () => {},
+          complete: () => {},
+        },
+      );
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 3_000)); // let every subscribe land
+  const heldMiB = rssMiB(server.pid);
+  const t0 = performance.now();
+  await trigger();
+  await everyone;
+  const fanOutMs = performance.now() - t0;
+  await Promise.all(clients.map((c) => c.dispose()));
+  return { name, idleMiB, heldMiB, fanOutMs };
+}
+
+async function stop(server: Started) {
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+  server.child.kill('SIGKILL');
+}
+
+const bare = await start('./servers/bare.ts');
+const baseline = await measure(
+  'bare graphql-ws (in-memory emitter)',
+  bare,
+  'subscription { ticks }',
+  async () => {
+    await fetch(`${bare.url}/`, { method: 'POST' });
+  },
+);
+await stop(bare);
+
+const atelier = await start('./servers/atelier.ts');
+const ours = await measure(
+  'atelier myTaskUpdates (real generation)',
+  atelier,
+  'subscription { myTaskUpdates { taskId status } }',
+  async () => {
+    const res = await fetch(`${atelier.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${atelier.apiKey}` },
+      body: JSON.stringify({
+        query:
+          'mutation { generateImage(input: { modelId: "mdl_bench-noop", prompt: "x" }) { taskId } }',
+      }),
+    });
+    await res.text();
+  },
+);
+await stop(atelier);
+
+console.log(`\n${total} subscriptions on ${connections} connections, node ${process.version}\n`);
+console.log(
+  'server                                      RSS idle MiB   RSS held MiB   KiB/subscription   all saw one update ms',
+);
+for (const r of [baseline, ours]) {
+  const perSub = ((r.heldMiB - r.idleMiB) * 1024) / total;
+  console.log(
+    `${r.name.padEnd(43)} ${r.idleMiB.toFixed(0).padStart(12)} ${r.heldMiB.toFixed(0).padStart(14)} ${perSub.toFixed(1).padStart(18)} ${r.fanOutMs.toFixed(0).padStart(23)}`,
+  );
+}
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+console.log(
+  `\natelier / bare: memory per subscription ×${ratio(ours.heldMiB - ours.idleMiB, baseline.heldMiB - baseline.idleMiB)}, fan-out time ×${ratio(ours.fanOutMs, baseline.fanOutMs)}`,
+);
