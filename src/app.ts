@@ -43,6 +43,7 @@ import { CatalogueService } from './services/catalogue.service.ts';
 import { GenerationService } from './services/generation.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
+import { ResultService } from './services/result.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
@@ -193,10 +194,10 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         db,
         catalogue,
         events,
-        signer,
         creditOrder: config.creditCategories,
         maxAttempts: config.taskMaxAttempts,
       }),
+      results: new ResultService({ db, events, signer }),
       media: new MediaService({ db, signer, storage }),
       mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,

@@ -6,6 +6,7 @@ import type { CatalogueService } from '../services/catalogue.service.ts';
 import type { GenerationService } from '../services/generation.service.ts';
 import type { McpConnectionService } from '../services/mcp-connection.service.ts';
 import type { MediaService } from '../services/media.service.ts';
+import type { ResultService } from '../services/result.service.ts';
 
 /** The use cases the edges may call; built once by the composition root (app.ts). */
 export interface Services {
@@ -16,6 +17,7 @@ export interface Services {
   readonly apiKeys: ApiKeyService;
   readonly catalogue: CatalogueService;
   readonly generations: GenerationService;
+  readonly results: ResultService;
   readonly media: MediaService;
   readonly mcpConnections: McpConnectionService;
   /** True when the database answers and every migration is applied (`/readyz`). */

@@ -89,13 +89,12 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         nullable: true,
         description:
           'Nullable on purpose: the IDs above survive a failure to read these (spec §4.1 rule 2).',
-        resolve: (s, _args, ctx) =>
-          ctx.services.generations.getContent(requireActor(ctx), s.contentId),
+        resolve: (s, _args, ctx) => ctx.services.results.getContent(requireActor(ctx), s.contentId),
       }),
       task: t.field({
         type: TaskRef,
         nullable: true,
-        resolve: (s, _args, ctx) => ctx.services.generations.getTask(requireActor(ctx), s.taskId),
+        resolve: (s, _args, ctx) => ctx.services.results.getTask(requireActor(ctx), s.taskId),
       }),
     }),
   });
@@ -157,14 +156,13 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       description: 'One generation of the account: its task, its media.',
       args: { contentId: t.arg.id({ required: true }) },
       resolve: (_root, { contentId }, ctx) =>
-        ctx.services.generations.getContent(requireActor(ctx), contentId),
+        ctx.services.results.getContent(requireActor(ctx), contentId),
     }),
     getTask: t.field({
       type: TaskRef,
       nullable: true,
       args: { taskId: t.arg.id({ required: true }) },
-      resolve: (_root, { taskId }, ctx) =>
-        ctx.services.generations.getTask(requireActor(ctx), taskId),
+      resolve: (_root, { taskId }, ctx) => ctx.services.results.getTask(requireActor(ctx), taskId),
     }),
     listContents: t.field({
       type: ContentConnection,
@@ -177,7 +175,7 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         after: t.arg.string(),
       },
       resolve: (_root, args, ctx) =>
-        ctx.services.generations.listContents(
+        ctx.services.results.listContents(
           requireActor(ctx),
           args.filter ?? {},
           args.first,
@@ -211,8 +209,8 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       subscribe: async (_root, { taskId }, ctx) => {
         const actor = requireActor(ctx);
         // Refuse another account's (or an unknown) task before any stream exists.
-        await ctx.services.generations.getTask(actor, taskId);
-        return abortable((signal) => ctx.services.generations.watchTask(actor, taskId, signal));
+        await ctx.services.results.getTask(actor, taskId);
+        return abortable((signal) => ctx.services.results.watchTask(actor, taskId, signal));
       },
       resolve: (task) => task,
     }),
@@ -221,7 +219,7 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       description: 'Every task change of the account.',
       subscribe: (_root, _args, ctx) => {
         const actor = requireActor(ctx);
-        return abortable((signal) => ctx.services.generations.watchAccountTasks(actor, signal));
+        return abortable((signal) => ctx.services.results.watchAccountTasks(actor, signal));
       },
       resolve: (task) => task,
     }),

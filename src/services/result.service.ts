@@ -1,0 +1,147 @@
+import type { Actor } from '../domain/actor.ts';
+import type { TaskEvents } from '../events/task-events.ts';
+import { AppError, ErrorCode } from '../shared/errors.ts';
+import { decodeCursor, encodeCursor, type Page, pageSize } from '../shared/pagination.ts';
+import type { UrlSigner } from '../storage/url-signer.ts';
+import {
+  type ContentListFilter,
+  type ContentRow,
+  findContent,
+  listContents,
+} from '../store/content.store.ts';
+import type { Db } from '../store/database.ts';
+import { listMediaOfContents } from '../store/media.store.ts';
+import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
+import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
+import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
+
+/**
+ * Reading generations of an account: one content or task, the history (the place to reconcile
+ * an uncertain submission), and live task changes for subscriptions. Every read is scoped to
+ * the actor's account in the query itself.
+ */
+export class ResultService {
+  readonly #deps: { db: Db; events: TaskEvents; signer: UrlSigner };
+
+  constructor(deps: { db: Db; events: TaskEvents; signer: UrlSigner }) {
+    this.#deps = deps;
+  }
+
+  async getContent(actor: Actor, contentId: string): Promise<ContentView> {
+    const content = await findContent(this.#deps.db, actor.accountId, contentId);
+    if (content === undefined) throw notFound('content', contentId, 'contentId');
+    const [view] = await this.#views([content]);
+    return view!;
+  }
+
+  async getTask(actor: Actor, taskId: string): Promise<TaskView> {
+    const task = await findTask(this.#deps.db, actor.accountId, taskId);
+    if (task === undefined) throw notFound('task', taskId, 'taskId');
+    return toTaskView(task);
+  }
+
+  /** The account's history, newest first: where an uncertain submission is reconciled. */
+  async listContents(
+    actor: Actor,
+    filter: ContentListFilter,
+    first?: number | null,
+    after?: string | null,
+  ): Promise<Page<ContentView>> {
+    const size = pageSize(first, 20);
+    const cursor = after == null ? null : decodeCursor(after, isContentCursor);
+    const rows = await listContents(
+      this.#deps.db,
+      actor.accountId,
+      filter,
+      cursor === null ? null : { createdAt: new Date(cursor.t), id: cursor.id },
+      size + 1,
+    );
+    const nodes = await this.#views(rows.slice(0, size));
+    const last = rows[Math.min(rows.length, size) - 1];
+    return {
+      nodes,
+      pageInfo: {
+        hasNextPage: rows.length > size,
+        endCursor:
+          last === undefined
+            ? null
+            : encodeCursor({ t: last.created_at.toISOString(), id: last.id }),
+      },
+    };
+  }
+
+  /**
+   * Every change of one task of the account, starting with its current state, until it is
+   * finished (`taskUpdated`). Another account's task is 140004, like an unknown one.
+   */
+  async *watchTask(actor: Actor, taskId: string, signal: AbortSignal): AsyncGenerator<TaskView> {
+    const changes = watchTaskChanges(
+      this.#deps.events,
+      { accountId: actor.accountId, taskId },
+      signal,
+    );
+    const current = await this.getTask(actor, taskId);
+    yield current;
+    if (current.status === 'finished') return;
+    for await (const change of changes) {
+      const task = await this.#snapshot(change);
+      yield task;
+      if (task.status === 'finished') return;
+    }
+  }
+
+  /** Every task change of the account (`myTaskUpdates`), as it happens. */
+  async *watchAccountTasks(actor: Actor, signal: AbortSignal): AsyncGenerator<TaskView> {
+    const changes = watchTaskChanges(this.#deps.events, { accountId: actor.accountId }, signal);
+    for await (const change of changes) yield await this.#snapshot(change);
+  }
+
+  readonly #snapshots = new WeakMap<ChangedEvent, Promise<TaskView>>();
+
+  /**
+   * The task's state after `event`, read once per event however many subscribers receive it:
+   * every listener of a process gets the same event object, so a thousand subscriptions of an
+   * account cost one query. Keyed by the event itself, so never older than that event.
+   */
+  #snapshot(event: ChangedEvent): Promise<TaskView> {
+    let snapshot = this.#snapshots.get(event);
+    if (snapshot === undefined) {
+      snapshot = findTask(this.#deps.db, event.accountId, event.taskId).then((task) => {
+        if (task === undefined) throw notFound('task', event.taskId, 'taskId');
+        return toTaskView(task);
+      });
+      this.#snapshots.set(event, snapshot);
+    }
+    return snapshot;
+  }
+
+  async #views(contents: readonly ContentRow[]): Promise<ContentView[]> {
+    const ids = contents.map((c) => c.id);
+    const [tasks, media] = await Promise.all([
+      findTasksOfContents(this.#deps.db, ids),
+      listMediaOfContents(this.#deps.db, ids),
+    ]);
+    const sign = (mediaId: string) => this.#deps.signer.sign(mediaId);
+    return contents.map((content) => ({
+      contentId: content.id,
+      kind: content.kind,
+      modelId: content.model_id,
+      input: content.input,
+      task: toTaskView(tasks.find((t) => t.content_id === content.id)!),
+      media: media.filter((m) => m.content_id === content.id).map((m) => toMediaView(m, sign)),
+      creditsCharged: content.credits_charged,
+      creditsRefunded: content.credits_refunded,
+      idempotencyKey: content.idempotency_key,
+      createdAt: content.created_at,
+    }));
+  }
+}
+
+function notFound(what: string, id: string, field: string): AppError {
+  return new AppError(ErrorCode.NotFound, `No ${what} "${id}" in this account.`, { field });
+}
+
+function isContentCursor(value: unknown): value is { t: string; id: string } {
+  const v = value as { t?: unknown; id?: unknown };
+  return typeof v?.t === 'string' && !Number.isNaN(Date.parse(v.t)) && typeof v.id === 'string';
+}
