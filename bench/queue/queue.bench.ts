@@ -11,6 +11,7 @@ import { buildCore } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { countTasks } from '../../src/store/task-queue.store.ts';
+import { noopModels } from '../noop-model.ts';
 
 const { values } = parseArgs({
   options: {
@@ -72,19 +73,7 @@ async function atelier(url: string): Promise<number> {
       LOG_LEVEL: 'silent',
       WORKER_CONCURRENCY: String(concurrency),
       TASK_POLL_MS: '1000',
-      MODELS: JSON.stringify([
-        {
-          modelId: 'mdl_bench-noop',
-          name: 'no-op',
-          kind: 'image',
-          engine: 'noop',
-          capabilities: {
-            sizes: [{ width: 1, height: 1, aspectRatio: '1:1', maxCount: 1 }],
-            formats: ['png'],
-          },
-          pricing: { unit: 'request', credits: 1, category: null },
-        },
-      ]),
+      MODELS: noopModels,
     },
     cwd: process.cwd(),
   });

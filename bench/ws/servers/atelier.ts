@@ -4,25 +4,14 @@ import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
+import { noopModels } from '../../noop-model.ts';
 
 const config = loadConfig({
   env: {
     ...process.env,
     LOG_LEVEL: 'silent',
     DATA_DIR: '.tmp/bench-ws',
-    MODELS: JSON.stringify([
-      {
-        modelId: 'mdl_bench-noop',
-        name: 'no-op',
-        kind: 'image',
-        engine: 'noop',
-        capabilities: {
-          sizes: [{ width: 1, height: 1, aspectRatio: '1:1', maxCount: 1 }],
-          formats: ['png'],
-        },
-        pricing: { unit: 'request', credits: 1, category: null },
-      },
-    ]),
+    MODELS: noopModels,
   },
   cwd: process.cwd(),
 });

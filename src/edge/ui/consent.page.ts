@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { BrowserSessions } from '../../auth/oauth/browser-sessions.ts';
 import type { OauthConfig } from '../../config/config.ts';
 import { currentSession } from '../oauth/oauth-http.ts';
-import { sendPage } from './html.ts';
+import { pageShell, sendPage } from './html.ts';
 
 /**
  * `/consent`: shows what the client asks for (from `/oauth/consent/context`) and posts the
@@ -25,16 +25,10 @@ export async function consentPage(
   });
 }
 
-const page = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Allow access · Atelier</title>
-<link rel="stylesheet" href="/assets/atelier.css">
-<script type="module" src="/assets/consent.js"></script>
-</head>
-<body>
+const page = pageShell(
+  'Allow access',
+  'consent.js',
+  `<body>
 <main class="card">
   <h1>Atelier</h1>
   <section id="consent" data-testid="consent" hidden>
@@ -50,5 +44,5 @@ const page = `<!doctype html>
   </section>
   <p id="message" role="alert" hidden></p>
 </main>
-</body>
-</html>`;
+</body>`,
+);

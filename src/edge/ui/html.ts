@@ -30,3 +30,18 @@ export function sendPage(
     .header('referrer-policy', 'no-referrer')
     .send(html);
 }
+
+/** The document around a page's body: our stylesheet and the page's one module script. */
+export function pageShell(title: string, script: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Atelier</title>
+<link rel="stylesheet" href="/assets/atelier.css">
+<script type="module" src="/assets/${escapeHtml(script)}"></script>
+</head>
+${body}
+</html>`;
+}

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
-import { escapeHtml, sendPage } from './html.ts';
+import { escapeHtml, pageShell, sendPage } from './html.ts';
 
 const here = new URL('./assets/', import.meta.url);
 const require = createRequire(import.meta.url);
@@ -67,16 +67,10 @@ export async function loginPage(
 
 function page(attributes: string, identity: IdentityConfig): string {
   const external = escapeHtml(new URL(identity.issuer).host);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Atelier</title>
-<link rel="stylesheet" href="/assets/atelier.css">
-<script type="module" src="/assets/login.js"></script>
-</head>
-<body ${attributes}>
+  return pageShell(
+    'Sign in',
+    'login.js',
+    `<body ${attributes}>
 <main class="card">
   <h1>Atelier</h1>
   <section id="sign-in">
@@ -97,6 +91,6 @@ function page(attributes: string, identity: IdentityConfig): string {
     <button id="sign-out" type="button" class="secondary">Sign out</button>
   </section>
 </main>
-</body>
-</html>`;
+</body>`,
+  );
 }
