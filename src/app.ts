@@ -28,6 +28,7 @@ import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
+import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import type { Services } from './edge/services.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
@@ -290,6 +291,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await http.register(cookie);
   await http.register(formbody);
   await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });
+  await http.register(mcpRoutes, {
+    services: core.services,
+    tokens: core.oauth.tokens,
+    publicUrl: config.publicUrl,
+    version: '0.1.0',
+  });
   await http.register(consentPage, {
     oauth: config.oauth,
     sessions: core.oauth.sessions,

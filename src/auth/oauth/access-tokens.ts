@@ -11,6 +11,7 @@ export const accessTokenLifetimeSeconds = 7 * 86_400; // spec §5.4, §8: seven 
 /** Who a valid MCP access token speaks for. */
 export interface McpPrincipal {
   readonly accountId: string;
+  readonly role: 'user' | 'admin';
   readonly clientId: string;
   readonly scope: string;
   readonly jti: string;
@@ -116,6 +117,7 @@ export class AccessTokens {
     await touchConnection(this.#o.db, stored.account_id, stored.client_id);
     return {
       accountId: stored.account_id,
+      role: account.role,
       clientId: stored.client_id,
       scope: stored.scope,
       jti: stored.jti,

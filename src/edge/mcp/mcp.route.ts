@@ -1,0 +1,120 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
+import type { Actor } from '../../domain/actor.ts';
+import type { Services } from '../services.ts';
+import { registerAccountTools } from './tools/account.tools.ts';
+import { registerGenerationTools } from './tools/generation.tools.ts';
+
+const instructions = `Atelier makes images (and, as models are added, video, speech and talking avatars) for the signed-in account, paid with its credits.
+Flow: get_account → list_models (pick a ready, accessible model) → estimate_cost → generate_image with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
+Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.`;
+
+/**
+ * `/mcp`: Streamable HTTP in stateless mode (any node answers any request), behind MCP access
+ * tokens only (spec §4.2, §5.4). Every request is authenticated anew — signature, audience,
+ * expiry, scope, the stored token, an active account — and gets a fresh server whose tools act
+ * as that account.
+ */
+export async function mcpRoutes(
+  app: FastifyInstance,
+  o: { services: Services; tokens: AccessTokens; publicUrl: string; version: string },
+) {
+  const publicOrigin = new URL(o.publicUrl).origin;
+  const resourceMetadata = `${o.publicUrl}/.well-known/oauth-protected-resource/mcp`;
+
+  const challenge = (reply: FastifyReply, status: 401 | 403, error?: BearerError) => {
+    const parts = [`resource_metadata="${resourceMetadata}"`, 'scope="mcp:access"'];
+    if (error !== undefined)
+      parts.push(`error="${error.error}"`, `error_description="${error.message}"`);
+    return reply
+      .code(status)
+      .header('www-authenticate', `Bearer ${parts.join(', ')}`)
+      .header('cache-control', 'no-store')
+      .send({
+        error: error?.error ?? 'unauthorized',
+        error_description: error?.message ?? 'An MCP access token is required.',
+      });
+  };
+
+  /** The caller's actor, or a reply already sent. */
+  const authenticate = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<Actor | null> => {
+    const origin = request.headers.origin;
+    // DNS rebinding: a page of another origin must not drive this endpoint from a browser.
+    if (origin !== undefined && origin !== publicOrigin) {
+      await reply.code(403).send({ error: 'forbidden', error_description: 'Foreign Origin.' });
+      return null;
+    }
+    const version = request.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      await reply
+        .code(400)
+        .send({
+          error: 'invalid_request',
+          error_description: `Unsupported MCP-Protocol-Version ${version}.`,
+        });
+      return null;
+    }
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    if (match?.[1] === undefined) {
+      await challenge(reply, 401);
+      return null;
+    }
+    try {
+      const principal = await o.tokens.verify(match[1]);
+      return {
+        accountId: principal.accountId,
+        role: principal.role,
+        credential: { kind: 'mcp_token', clientId: principal.clientId },
+      };
+    } catch (error) {
+      if (!(error instanceof BearerError)) throw error;
+      await challenge(reply, error.status, error);
+      return null;
+    }
+  };
+
+  app.post('/mcp', async (request, reply) => {
+    const actor = await authenticate(request, reply);
+    if (actor === null) return reply;
+    const server = new McpServer(
+      { name: 'atelier', title: 'Atelier', version: o.version },
+      { instructions },
+    );
+    registerAccountTools(server, actor, o.services);
+    registerGenerationTools(server, actor, o.services);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      transport.close().catch(() => {});
+      server.close().catch(() => {});
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+    return reply;
+  });
+
+  // Stateless: no server-initiated stream to resume, no session to end (transport spec).
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      handler: async (request, reply) => {
+        const actor = await authenticate(request, reply);
+        if (actor === null) return reply;
+        return reply
+          .code(405)
+          .header('allow', 'POST')
+          .send({
+            error: 'method_not_allowed',
+            error_description: 'This server is stateless: POST only.',
+          });
+      },
+    });
+  }
+}

@@ -1,0 +1,34 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
+
+/** A successful tool result: the structured value, and the same as text for older clients. */
+export function toolResult(structured: Record<string, unknown>): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+  };
+}
+
+/**
+ * Runs a tool body; a domain error becomes a tool result with `isError: true` carrying the
+ * catalogue code (an agent can act on it), never a protocol error.
+ */
+export async function runTool(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (error) {
+    const known =
+      error instanceof AppError ? error : new AppError(ErrorCode.Internal, 'Internal error.');
+    const details = {
+      code: known.code,
+      message: known.message,
+      retryable: known.retryable,
+      ...known.details,
+    };
+    return {
+      isError: true,
+      content: [{ type: 'text', text: `Error ${known.code}: ${known.message}` }],
+      structuredContent: { error: details },
+    };
+  }
+}

@@ -1,0 +1,250 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { Actor } from '../../../domain/actor.ts';
+import type { ContentView, TaskView } from '../../../services/generation-views.ts';
+import type { Services } from '../../services.ts';
+import { runTool, toolResult } from '../tool-result.ts';
+import { fromSnakeCase, imageInputShape } from './account.tools.ts';
+
+const maxWaitSeconds = 60;
+
+/** What get_generation and wait_for_generation return, in full (the SDK checks it). */
+const generationOutput = {
+  content_id: z.string(),
+  kind: z.string(),
+  model_id: z.string(),
+  credits_charged: z.number(),
+  credits_refunded: z.number(),
+  task_id: z.string(),
+  status: z.enum(['queued', 'running', 'finished']),
+  finish_code: z.number().nullable(),
+  finish_message: z.string().nullable(),
+  progress: z.number(),
+  media: z.array(
+    z.object({
+      media_id: z.string(),
+      mime_type: z.string(),
+      width: z.number().nullable(),
+      height: z.number().nullable(),
+      download_url: z.string(),
+      expires_at: z.string(),
+    }),
+  ),
+};
+
+function task(view: TaskView) {
+  return {
+    task_id: view.taskId,
+    content_id: view.contentId,
+    status: view.status,
+    finish_code: view.finishCode,
+    finish_message: view.finishMessage,
+    progress: view.progress,
+  };
+}
+
+function generation(content: ContentView) {
+  return {
+    kind: content.kind,
+    model_id: content.modelId,
+    credits_charged: content.creditsCharged,
+    credits_refunded: content.creditsRefunded,
+    ...task(content.task),
+    media: content.media.map((m) => ({
+      media_id: m.mediaId,
+      mime_type: m.mimeType,
+      width: m.width,
+      height: m.height,
+      download_url: m.download.url,
+      expires_at: m.download.expiresAt.toISOString(),
+    })),
+  };
+}
+
+/** Generation tools: submit (charged, idempotent), follow, download, list, cancel. */
+export function registerGenerationTools(server: McpServer, actor: Actor, services: Services): void {
+  server.registerTool(
+    'generate_image',
+    {
+      title: 'Generate images',
+      description:
+        'Starts an image generation and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice. Then call wait_for_generation with the task_id.',
+      inputSchema: { ...imageInputShape(), idempotency_key: z.string().min(1).max(200) },
+      outputSchema: {
+        content_id: z.string(),
+        task_id: z.string(),
+        deduplicated: z.boolean(),
+        credits_charged: z.number(),
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) =>
+      runTool(async () => {
+        const submitted = await services.generations.submitImage(actor, fromSnakeCase(args));
+        const content = await services.results.getContent(actor, submitted.contentId);
+        return toolResult({
+          content_id: submitted.contentId,
+          task_id: submitted.taskId,
+          deduplicated: submitted.deduplicated,
+          credits_charged: content.creditsCharged,
+        });
+      }),
+  );
+
+  server.registerTool(
+    'get_generation',
+    {
+      title: 'A generation',
+      description:
+        'Status, finish code (0 = success) and media of a generation, with fresh download links.',
+      inputSchema: { content_id: z.string() },
+      outputSchema: generationOutput,
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ content_id }) =>
+      runTool(async () =>
+        toolResult(generation(await services.results.getContent(actor, content_id))),
+      ),
+  );
+
+  server.registerTool(
+    'wait_for_generation',
+    {
+      title: 'Wait for a generation',
+      description: `Waits up to timeout_seconds (at most ${maxWaitSeconds}) for the task to finish, sending progress notifications when you give a progress token; returns the final state, or the current one if it is still running (call again).`,
+      inputSchema: {
+        task_id: z.string(),
+        timeout_seconds: z.number().int().min(1).max(maxWaitSeconds).optional(),
+      },
+      outputSchema: generationOutput,
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ task_id, timeout_seconds }, extra) =>
+      runTool(async () => {
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(), (timeout_seconds ?? 30) * 1000);
+        const onAbort = () => controller.abort();
+        extra.signal.addEventListener('abort', onAbort, { once: true });
+        const progressToken = extra._meta?.progressToken;
+        let contentId: string | undefined;
+        try {
+          for await (const view of services.results.watchTask(actor, task_id, controller.signal)) {
+            contentId = view.contentId;
+            if (progressToken !== undefined) {
+              await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: view.progress, total: 1, message: view.status },
+              });
+            }
+            if (view.status === 'finished') break;
+          }
+        } finally {
+          clearTimeout(timer);
+          extra.signal.removeEventListener('abort', onAbort);
+        }
+        const id = contentId ?? (await services.results.getTask(actor, task_id)).contentId;
+        return toolResult(generation(await services.results.getContent(actor, id)));
+      }),
+  );
+
+  server.registerTool(
+    'get_download_urls',
+    {
+      title: 'Download links',
+      description:
+        'Fresh, expiring download URLs for media of this account (ask again when they expire).',
+      inputSchema: { media_ids: z.array(z.string()).min(1).max(100) },
+      outputSchema: {
+        urls: z.array(z.object({ media_id: z.string(), url: z.string(), expires_at: z.string() })),
+      },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    ({ media_ids }) =>
+      runTool(async () => {
+        const urls = await services.media.downloadUrls(actor, media_ids);
+        return toolResult({
+          urls: urls.map((u) => ({
+            media_id: u.mediaId,
+            url: u.url,
+            expires_at: u.expiresAt.toISOString(),
+          })),
+        });
+      }),
+  );
+
+  server.registerTool(
+    'list_generations',
+    {
+      title: 'Generation history',
+      description:
+        'This account’s generations, newest first. Look here (by idempotency_key) before resubmitting after a timeout or lost connection.',
+      inputSchema: {
+        idempotency_key: z.string().optional(),
+        first: z.number().int().min(1).max(100).optional(),
+        after: z.string().optional(),
+      },
+      outputSchema: {
+        generations: z.array(z.record(z.string(), z.unknown())),
+        next_cursor: z.string().nullable(),
+      },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ idempotency_key, first, after }) =>
+      runTool(async () => {
+        const page = await services.results.listContents(
+          actor,
+          { idempotencyKey: idempotency_key },
+          first ?? 20,
+          after ?? null,
+        );
+        return toolResult({
+          generations: page.nodes.map(generation),
+          next_cursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
+        });
+      }),
+  );
+
+  server.registerTool(
+    'cancel_generation',
+    {
+      title: 'Cancel a generation',
+      description:
+        'Cancels a queued or running task; it finishes with finish_code 2 and its credits are refunded.',
+      inputSchema: { task_id: z.string() },
+      outputSchema: { task_id: z.string(), status: z.string(), finish_code: z.number().nullable() },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ task_id }) =>
+      runTool(async () => toolResult(task(await services.generations.cancelTask(actor, task_id)))),
+  );
+}

@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { testModels } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  exchangeWithOauth4webapi,
+  newPkce,
+  TestBrowser,
+} from '../../helpers/oauth-flow.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+const clientId = 'atelier-local-tools';
+const redirectUri = 'http://localhost:45999/oauth/callback';
+
+describeEachBackend(
+  '/mcp: tools for AI agents behind MCP access tokens (spec §4.2, §5.4)',
+  (backend) => {
+    let database: Database;
+    let t: TestApp;
+    before(async () => {
+      database = await createTestDatabase(backend);
+      t = await startTestApp(database, { env: { MODELS: testModels } });
+    });
+    after(async () => {
+      await t.close();
+      await database.close();
+    });
+
+    /** An account, and an MCP access token for it obtained through the real OAuth flow. */
+    const connected = async () => {
+      const seeded = await seedAccount(t.app, { credits: { standard: 20 } });
+      const email = `mcp-${seeded.account.id}@example.test`;
+      await t.app.services.identityProvider!.addUser({
+        accountId: seeded.account.id,
+        email,
+        password: 'an mcp password',
+      });
+      const pkce = await newPkce();
+      const callback = await authorizeInBrowser(
+        new TestBrowser(t.url),
+        t.url,
+        authorizeUrl(t.url, { clientId, redirectUri, pkce }),
+        { email, password: 'an mcp password' },
+      );
+      const { access_token: token } = await exchangeWithOauth4webapi(
+        t.url,
+        clientId,
+        redirectUri,
+        callback,
+        pkce,
+      );
+      return { ...seeded, token };
+    };
+    const mcpClient = async (token: string) => {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      return client;
+    };
+    const post = (headers: Record<string, string>) =>
+      fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const expectedChallenge = () =>
+      `Bearer resource_metadata="${t.url}/.well-known/oauth-protected-resource/mcp", scope="mcp:access"`;
+
+    it('without a token: 401 with the Bearer challenge naming the resource metadata and scope', async () => {
+      const res = await post({});
+      assert.equal(res.status, 401);
+      assert.equal(res.headers.get('www-authenticate'), expectedChallenge());
+    });
+
+    it('refuses an API key, a garbage token and a browser session cookie as bearer credentials', async () => {
+      const { apiKey } = await seedAccount(t.app);
+      const attempts: Array<Record<string, string>> = [
+        { authorization: `Bearer ${apiKey}` },
+        { authorization: 'Bearer abc.def.ghi' },
+        { cookie: 'atelier_session=whatever' },
+      ];
+      for (const headers of attempts) {
+        const res = await post(headers);
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        const challenge = res.headers.get('www-authenticate') ?? '';
+        assert.ok(challenge.startsWith(expectedChallenge()), challenge);
+        if ('authorization' in headers) assert.match(challenge, /error="invalid_token"/);
+      }
+    });
+
+    it('initialize, tools/list, and a full estimate → generate → wait (with progress) → download', async () => {
+      const { token } = await connected();
+      const client = await mcpClient(token);
+      try {
+        assert.equal(client.getServerVersion()?.name, 'atelier');
+        assert.match(client.getInstructions() ?? '', /idempotency_key/);
+        const { tools } = await client.listTools();
+        const names = tools.map((tool) => tool.name).sort();
+        for (const name of [
+          'get_account',
+          'list_models',
+          'list_elements',
+          'estimate_cost',
+          'generate_image',
+          'get_generation',
+          'wait_for_generation',
+          'get_download_urls',
+          'list_generations',
+          'cancel_generation',
+        ]) {
+          assert.ok(names.includes(name), name);
+        }
+        const generate = tools.find((tool) => tool.name === 'generate_image')!;
+        assert.deepEqual(
+          [generate.annotations?.readOnlyHint, generate.annotations?.idempotentHint],
+          [false, true],
+        );
+        assert.ok(generate.outputSchema);
+
+        const account = await client.callTool({ name: 'get_account', arguments: {} });
+        assert.deepEqual(
+          (account.structuredContent as { credit_balances: unknown }).credit_balances,
+          [{ category: 'standard', amount: 20 }],
+        );
+        const estimate = await client.callTool({
+          name: 'estimate_cost',
+          arguments: {
+            model_id: 'mdl_atelier-sketch',
+            prompt: 'a kite',
+            width: 512,
+            height: 512,
+            count: 2,
+          },
+        });
+        assert.equal((estimate.structuredContent as { credits: number }).credits, 2);
+
+        const args = {
+          model_id: 'mdl_atelier-sketch',
+          prompt: 'a kite over the dunes',
+          width: 512,
+          height: 512,
+          idempotency_key: 'agent-1',
+        };
+        const submitted = (await client.callTool({ name: 'generate_image', arguments: args }))
+          .structuredContent as {
+          task_id: string;
+          content_id: string;
+          credits_charged: number;
+          deduplicated: boolean;
+        };
+        assert.equal(submitted.credits_charged, 1);
+        const again = (await client.callTool({ name: 'generate_image', arguments: args }))
+          .structuredContent as { content_id: string; deduplicated: boolean };
+        assert.deepEqual([again.content_id, again.deduplicated], [submitted.content_id, true]);
+
+        const progress: number[] = [];
+        const done = await client.callTool(
+          {
+            name: 'wait_for_generation',
+            arguments: { task_id: submitted.task_id, timeout_seconds: 30 },
+          },
+          undefined,
+          {
+            onprogress: (p) => progress.push(p.progress),
+          },
+        );
+        const result = done.structuredContent as {
+          status: string;
+          finish_code: number;
+          media: Array<{ media_id: string; download_url: string; mime_type: string }>;
+        };
+        assert.deepEqual([result.status, result.finish_code], ['finished', 0]);
+        assert.ok(progress.length >= 1, 'progress notifications arrived');
+        const download = await fetch(result.media[0]!.download_url);
+        assert.equal(download.status, 200);
+        assert.equal(download.headers.get('content-type'), result.media[0]!.mime_type);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a domain error is a tool result with isError and the code, not a protocol error', async () => {
+      const { token } = await connected();
+      const client = await mcpClient(token);
+      try {
+        const res = await client.callTool({
+          name: 'generate_image',
+          arguments: { model_id: 'mdl_atelier-studio', prompt: 'x', idempotency_key: 'k' },
+        });
+        assert.equal(res.isError, true);
+        assert.equal((res.structuredContent as { error: { code: string } }).error.code, '110202');
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a revoked connection, a deleted account and a foreign Origin are refused', async () => {
+      const first = await connected();
+      assert.equal((await post({ authorization: `Bearer ${first.token}` })).status, 200);
+      await graphql(t.url, {
+        query: `mutation { revokeMcpConnection(clientId: "${clientId}") { clientId } }`,
+        apiKey: first.apiKey,
+      });
+      assert.equal(
+        (await post({ authorization: `Bearer ${first.token}` })).status,
+        401,
+        'revoked: refused on the next request',
+      );
+
+      const second = await connected();
+      assert.equal(
+        (await post({ authorization: `Bearer ${second.token}`, origin: 'https://evil.example' }))
+          .status,
+        403,
+      );
+      await t.app.services.accounts.update(second.account.id, { status: 'deleted' });
+      assert.equal((await post({ authorization: `Bearer ${second.token}` })).status, 401);
+    });
+
+    it('GET and DELETE are 405 for this stateless server; an unsupported protocol version is 400', async () => {
+      const { token } = await connected();
+      for (const method of ['GET', 'DELETE']) {
+        const res = await fetch(`${t.url}/mcp`, {
+          method,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.equal(res.status, 405, method);
+      }
+      assert.equal(
+        (await post({ authorization: `Bearer ${token}`, 'mcp-protocol-version': '1999-01-01' }))
+          .status,
+        400,
+      );
+    });
+  },
+);
