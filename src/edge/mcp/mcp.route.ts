@@ -52,12 +52,10 @@ export async function mcpRoutes(
     }
     const version = request.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      await reply
-        .code(400)
-        .send({
-          error: 'invalid_request',
-          error_description: `Unsupported MCP-Protocol-Version ${version}.`,
-        });
+      await reply.code(400).send({
+        error: 'invalid_request',
+        error_description: `Unsupported MCP-Protocol-Version ${version}.`,
+      });
       return null;
     }
     const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
@@ -107,13 +105,10 @@ export async function mcpRoutes(
       handler: async (request, reply) => {
         const actor = await authenticate(request, reply);
         if (actor === null) return reply;
-        return reply
-          .code(405)
-          .header('allow', 'POST')
-          .send({
-            error: 'method_not_allowed',
-            error_description: 'This server is stateless: POST only.',
-          });
+        return reply.code(405).header('allow', 'POST').send({
+          error: 'method_not_allowed',
+          error_description: 'This server is stateless: POST only.',
+        });
       },
     });
   }
