@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { after, before } from 'node:test';
 import { type App, type AppOverrides, buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Clock } from '../../src/shared/clock.ts';
-import type { Database } from '../../src/store/database.ts';
+import type { Backend, Database } from '../../src/store/database.ts';
+import { createTestDatabase } from './database.ts';
 import { freePort } from './net.ts';
 
 /** A running app on 127.0.0.1 with an ephemeral port, and everything it logged. */
@@ -82,4 +84,25 @@ export class TestClock implements Clock {
   advance(ms: number): void {
     this.#now += ms;
   }
+}
+
+/**
+ * The usual suite scaffolding: a fresh database of `backend` and an app on it before the
+ * suite, both closed after it. `set` receives them for the suite's own variables.
+ */
+export function withTestApp(
+  backend: Backend,
+  options: Parameters<typeof startTestApp>[1],
+  set: (started: { database: Database; t: TestApp }) => void,
+): void {
+  let started: { database: Database; t: TestApp } | undefined;
+  before(async () => {
+    const database = await createTestDatabase(backend);
+    started = { database, t: await startTestApp(database, options) };
+    set(started);
+  });
+  after(async () => {
+    await started?.t.close();
+    await started?.database.close();
+  });
 }

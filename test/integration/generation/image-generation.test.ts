@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import sharp from 'sharp';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -39,13 +38,8 @@ interface ContentResult {
 describeEachBackend('image generation end to end (spec §1 flow)', (backend) => {
   let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase(backend);
-    t = await startTestApp(database, { env: { MODELS: testModels } });
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  withTestApp(backend, { env: { MODELS: testModels } }, (started) => {
+    ({ database, t } = started);
   });
 
   it('submit → poll until finished with finishCode 0 → download URLs → bytes of the asked size and format', async () => {

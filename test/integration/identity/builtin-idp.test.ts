@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
@@ -13,13 +12,8 @@ const password = 'correct horse battery';
 describeEachBackend('the built-in identity provider', (backend) => {
   let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase(backend);
-    t = await startTestApp(database, { env: { IDP_SIGN_IN_LIMIT: '4' } });
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  withTestApp(backend, { env: { IDP_SIGN_IN_LIMIT: '4' } }, (started) => {
+    ({ database, t } = started);
   });
 
   const signIn = (email: string, secret: string) =>

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { loadConfig } from '../../../src/config/config.ts';
 import { sessionCookie } from '../../../src/edge/oauth/oauth-http.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -18,13 +17,8 @@ import { seedAccount } from '../../helpers/seed.ts';
 describe('access-token signing keys', () => {
   let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase('pglite');
-    t = await startTestApp(database);
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  withTestApp('pglite', {}, (started) => {
+    ({ database, t } = started);
   });
 
   const token = async () => {

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { collect, wsClient } from '../../helpers/ws.ts';
 
@@ -20,15 +18,9 @@ function rawSocket(url: string, apiKey?: string) {
 }
 
 describe('WebSocket limits and protocol close codes', () => {
-  let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase('pglite');
-    t = await startTestApp(database, { webSocketLimits: { perConnection: 2, perAccount: 3 } });
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  withTestApp('pglite', { webSocketLimits: { perConnection: 2, perAccount: 3 } }, (started) => {
+    ({ t } = started);
   });
 
   it('closes with 4408 when connection_init does not come in time', async () => {

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { it } from 'node:test';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
 import { submitOk, testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -15,15 +13,9 @@ const myTaskUpdates = 'subscription { myTaskUpdates { taskId status finishCode }
 type Task = { taskId: string; status: string; finishCode: number | null };
 
 describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)', (backend) => {
-  let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase(backend);
-    t = await startTestApp(database, { env: { MODELS: testModels } });
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  withTestApp(backend, { env: { MODELS: testModels } }, (started) => {
+    ({ t } = started);
   });
 
   it('taskUpdated streams every status change up to finished with finishCode 0, then completes', async () => {
