@@ -1,6 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { AccountRole, AccountStatus } from '../domain/actor.ts';
 import type { Clock } from '../shared/clock.ts';
+import { constantTimeEqual } from '../shared/secrets.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-key.store.ts';
 import type { Db } from '../store/database.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
@@ -62,7 +62,8 @@ export class ApiKeyVerifier {
     const now = this.#clock.now();
     const key = this.#fromCache(hash, now.getTime()) ?? (await this.#load(hash, now.getTime()));
     if (key === null) return null;
-    if (!sameHash(key.secretHash, hash)) return null;
+    // The lookup was by hash already; comparing again in constant time costs nothing.
+    if (!constantTimeEqual(key.secretHash, hash)) return null;
     if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return null;
     await this.#touch(key.apiKeyId, now);
     return {
@@ -125,11 +126,4 @@ export class ApiKeyVerifier {
     this.#touchedAt.set(apiKeyId, now.getTime());
     await touchApiKey(this.#db, apiKeyId, now);
   }
-}
-
-/** The lookup was by hash already; comparing again in constant time costs nothing and leaks nothing. */
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }

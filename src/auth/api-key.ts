@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { encodeBase62, randomBase62 } from '../shared/ids.ts';
+import { sha256Hex } from '../shared/secrets.ts';
 
 /**
  * API keys are `svc_` + 32 characters from [A-Za-z0-9] (spec §2, §5.1): 26 random characters
@@ -41,7 +41,7 @@ export function isWellFormedApiKey(candidate: string): boolean {
  * only slow every request without making a stolen hash any easier to reverse.
  */
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256Hex(secret);
 }
 
 function checksumOf(body: string): string {

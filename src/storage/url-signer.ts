@@ -1,5 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Clock } from '../shared/clock.ts';
+import { constantTimeEqual } from '../shared/secrets.ts';
 
 export interface SignedUrl {
   readonly mediaId: string;
@@ -38,9 +39,7 @@ export class UrlSigner {
   /** True when `sig` is this server's signature of (mediaId, exp) and exp has not passed. */
   verify(mediaId: string, exp: string | undefined, sig: string | undefined): boolean {
     if (exp === undefined || sig === undefined || !/^\d{1,12}$/.test(exp)) return false;
-    const expected = Buffer.from(this.#mac(mediaId, Number(exp)));
-    const given = Buffer.from(sig);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+    if (!constantTimeEqual(sig, this.#mac(mediaId, Number(exp)))) return false;
     return Number(exp) * 1000 > this.#clock.now().getTime();
   }
 

@@ -1,3 +1,4 @@
+import { constantTimeEqual, randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import {
   deletePendingAuthorization,
@@ -8,13 +9,7 @@ import {
 } from '../../store/oauth.store.ts';
 import type { AuthorizeParams } from './authorize/authorization-request.ts';
 import { validateAuthorizationRequest } from './authorize/validate-authorization-request.ts';
-import {
-  type BrowserSession,
-  type BrowserSessions,
-  hashToken,
-  randomToken,
-  sameSecret,
-} from './browser-sessions.ts';
+import type { BrowserSession, BrowserSessions } from './browser-sessions.ts';
 import type { ClientRegistry, OAuthClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 
@@ -144,7 +139,7 @@ export class AuthorizationFlow {
    */
   async decide(session: BrowserSession, form: Readonly<Record<string, string>>): Promise<string> {
     const csrf = form[csrfParameterName];
-    if (csrf === undefined || !sameSecret(csrf, session.csrfToken)) {
+    if (csrf === undefined || !constantTimeEqual(csrf, session.csrfToken)) {
       throw new OAuthError('invalid_request', 'The form is stale or forged (CSRF token).', false);
     }
     const { pending, client } = await this.#pendingFor(session, form.client_id, form.state);
@@ -163,7 +158,7 @@ export class AuthorizationFlow {
         scopes: pending.scope,
       });
       await insertCode(this.#d.db, {
-        code_hash: hashToken(code),
+        code_hash: sha256Hex(code),
         client_id: client.clientId,
         account_id: session.accountId!,
         redirect_uri: pending.redirect_uri,

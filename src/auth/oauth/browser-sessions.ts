@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import {
   deleteSession,
@@ -16,21 +16,6 @@ export interface BrowserSession {
 }
 
 export const sessionIdleMs = 30 * 60_000; // spec §8: 30 minutes of inactivity
-
-export function hashToken(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
-}
-
-export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
-}
-
-/** Compares two secrets in constant time. */
-export function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 /**
  * Browser sessions of the sign-in and consent flow (spec §4.4). They authenticate only that
@@ -57,7 +42,7 @@ export class BrowserSessions {
   /** The live session behind a cookie value, extending its inactivity window. */
   async find(id: string | undefined): Promise<BrowserSession | null> {
     if (id === undefined || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
-    const row = await touchSession(this.#db, hashToken(id), sessionIdleMs);
+    const row = await touchSession(this.#db, sha256Hex(id), sessionIdleMs);
     return row === undefined
       ? null
       : { id, idHash: row.id_hash, accountId: row.account_id, csrfToken: row.csrf_token };
@@ -81,5 +66,5 @@ export class BrowserSessions {
 
 function fresh(accountId: string | null): BrowserSession {
   const id = randomToken();
-  return { id, idHash: hashToken(id), accountId, csrfToken: randomToken() };
+  return { id, idHash: sha256Hex(id), accountId, csrfToken: randomToken() };
 }

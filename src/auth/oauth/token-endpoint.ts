@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { constantTimeEqual, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import { redeemCode, revokeTokensOfCode } from '../../store/oauth.store.ts';
 import { type AccessTokens, accessTokenLifetimeSeconds } from './access-tokens.ts';
-import { hashToken, sameSecret } from './browser-sessions.ts';
 import type { ClientRegistry } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 
@@ -50,7 +50,7 @@ async function exchangeCode(
     throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code.');
   }
   await deps.clients.resolve(form.client_id!);
-  const codeHash = hashToken(form.code!);
+  const codeHash = sha256Hex(form.code!);
   const redeemed = await redeemCode(deps.db, codeHash);
   if (redeemed === undefined) throw new OAuthError('invalid_grant', 'Unknown code.');
   if (redeemed.replayed) {
@@ -91,5 +91,5 @@ async function exchangeCode(
 /** RFC 7636: a 43–128 character verifier whose S256 is the challenge. */
 function verifierMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
-  return sameSecret(createHash('sha256').update(verifier).digest('base64url'), challenge);
+  return constantTimeEqual(createHash('sha256').update(verifier).digest('base64url'), challenge);
 }
