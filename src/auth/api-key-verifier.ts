@@ -1,5 +1,6 @@
 import type { AccountRole, AccountStatus } from '../domain/actor.ts';
 import type { Clock } from '../shared/clock.ts';
+import { IntervalGate } from '../shared/interval-gate.ts';
 import { constantTimeEqual } from '../shared/secrets.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-key.store.ts';
 import type { Db } from '../store/database.ts';
@@ -43,16 +44,15 @@ export class ApiKeyVerifier {
   readonly #clock: Clock;
   readonly #ttlMs: number;
   readonly #size: number;
-  readonly #touchIntervalMs: number;
   readonly #cache = new Map<string, CachedKey>();
-  readonly #touchedAt = new Map<string, number>();
+  readonly #touches: IntervalGate;
 
   constructor(options: ApiKeyVerifierOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#ttlMs = options.cacheTtlMs ?? 10_000; // 10 seconds
     this.#size = options.cacheSize ?? 10_000;
-    this.#touchIntervalMs = options.touchIntervalMs ?? 60_000; // 1 minute
+    this.#touches = new IntervalGate(options.touchIntervalMs ?? 60_000, this.#size); // 1 minute
   }
 
   /** The key's identity if it may authorize a call now; `null` if malformed, unknown, expired or revoked. */
@@ -120,10 +120,6 @@ export class ApiKeyVerifier {
   }
 
   async #touch(apiKeyId: string, now: Date): Promise<void> {
-    const last = this.#touchedAt.get(apiKeyId);
-    if (last !== undefined && now.getTime() - last < this.#touchIntervalMs) return;
-    if (this.#touchedAt.size >= this.#size) this.#touchedAt.clear();
-    this.#touchedAt.set(apiKeyId, now.getTime());
-    await touchApiKey(this.#db, apiKeyId, now);
+    if (this.#touches.pass(apiKeyId, now.getTime())) await touchApiKey(this.#db, apiKeyId, now);
   }
 }

@@ -1,6 +1,7 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 import { randomBase62 } from '../../shared/ids.ts';
+import { IntervalGate } from '../../shared/interval-gate.ts';
 import { findAccount } from '../../store/account.store.ts';
 import type { Db } from '../../store/database.ts';
 import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
@@ -34,24 +35,21 @@ export class BearerError extends Error {
  * MCP access tokens: RS256 JWTs (`typ: at+jwt`, RFC 9068) for one resource, stored by `jti` so a
  * revocation takes effect before expiry. No refresh tokens (spec §5.4).
  */
-export class AccessTokens {
-  readonly #o: {
-    db: Db;
-    keys: SigningKeys;
-    issuer: string;
-    resource: string;
-    scope: string;
-    clock: Clock;
-  };
+export interface AccessTokensOptions {
+  db: Db;
+  keys: SigningKeys;
+  issuer: string;
+  resource: string;
+  scope: string;
+  clock: Clock;
+}
 
-  constructor(options: {
-    db: Db;
-    keys: SigningKeys;
-    issuer: string;
-    resource: string;
-    scope: string;
-    clock: Clock;
-  }) {
+export class AccessTokens {
+  readonly #o: AccessTokensOptions;
+  /** `last_used_at` of a connection is written at most once a minute, not on every request. */
+  readonly #uses = new IntervalGate(60_000);
+
+  constructor(options: AccessTokensOptions) {
     this.#o = options;
   }
 
@@ -114,7 +112,11 @@ export class AccessTokens {
     const account = await findAccount(this.#o.db, stored.account_id);
     if (account?.status !== 'active')
       throw new BearerError('invalid_token', 'The account is not active.');
-    await touchConnection(this.#o.db, stored.account_id, stored.client_id);
+    if (
+      this.#uses.pass(`${stored.account_id} ${stored.client_id}`, this.#o.clock.now().getTime())
+    ) {
+      await touchConnection(this.#o.db, stored.account_id, stored.client_id);
+    }
     return {
       accountId: stored.account_id,
       role: account.role,
