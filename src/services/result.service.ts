@@ -20,10 +20,16 @@ import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
  * an uncertain submission), and live task changes for subscriptions. Every read is scoped to
  * the actor's account in the query itself.
  */
-export class ResultService {
-  readonly #deps: { db: Db; events: TaskEvents; signer: UrlSigner };
+export interface ResultServiceDeps {
+  db: Db;
+  events: TaskEvents;
+  signer: UrlSigner;
+}
 
-  constructor(deps: { db: Db; events: TaskEvents; signer: UrlSigner }) {
+export class ResultService {
+  readonly #deps: ResultServiceDeps;
+
+  constructor(deps: ResultServiceDeps) {
     this.#deps = deps;
   }
 

@@ -98,6 +98,11 @@ export class AuthorizationFlow {
     return `/consent?${query}`;
   }
 
+  /** Whether the session has an unexpired pending authorization (`POST /auth/session` needs one). */
+  async hasPending(session: BrowserSession): Promise<boolean> {
+    return (await findPendingAuthorization(this.#d.db, session.idHash)) !== undefined;
+  }
+
   /** `GET /oauth/consent/context`: the pending request, if the query names it exactly. */
   async context(
     session: BrowserSession,

@@ -28,10 +28,17 @@ const required = [
  * code presented again revokes what it was exchanged for (RFC 9700 §4.5). Every binding —
  * client, redirect URI (port included), PKCE verifier, resource — must match.
  */
-export class TokenEndpoint {
-  readonly #deps: { db: Db; clients: ClientRegistry; tokens: AccessTokens; resource: string };
+export interface TokenEndpointDeps {
+  db: Db;
+  clients: ClientRegistry;
+  tokens: AccessTokens;
+  resource: string;
+}
 
-  constructor(deps: { db: Db; clients: ClientRegistry; tokens: AccessTokens; resource: string }) {
+export class TokenEndpoint {
+  readonly #deps: TokenEndpointDeps;
+
+  constructor(deps: TokenEndpointDeps) {
     this.#deps = deps;
   }
 
@@ -42,7 +49,7 @@ export class TokenEndpoint {
 
 async function exchangeCode(
   form: Readonly<Record<string, string>>,
-  deps: { db: Db; clients: ClientRegistry; tokens: AccessTokens; resource: string },
+  deps: TokenEndpointDeps,
 ): Promise<TokenResponse> {
   const missing = required.filter((name) => form[name] === undefined || form[name] === '');
   if (missing.length > 0) throw new OAuthError('invalid_request', `Missing ${missing.join(', ')}.`);

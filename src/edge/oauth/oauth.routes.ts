@@ -183,14 +183,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
       });
     }
     const session = await currentSession(request, o.sessions, oauth);
-    const pending =
-      session === null
-        ? false
-        : await o.flow.resume(session).then(
-            () => true,
-            () => false,
-          );
-    if (session === null || !pending) {
+    if (session === null || !(await o.flow.hasPending(session))) {
       return reply.code(400).send({
         error: 'invalid_request',
         error_description: 'No authorization is pending in this browser.',
