@@ -179,3 +179,21 @@ export async function tokenRequest(base: string, fields: Record<string, string>)
     body: (await response.json()) as Record<string, string>,
   };
 }
+
+/** The form of a code exchange for `callback`'s code, as a correct client sends it. */
+export function codeExchangeFields(
+  base: string,
+  clientId: string,
+  redirectUri: string,
+  callback: URL,
+  pkce: Pkce,
+) {
+  return {
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code: callback.searchParams.get('code')!,
+    redirect_uri: redirectUri,
+    code_verifier: pkce.verifier,
+    resource: `${base}/mcp`,
+  };
+}

@@ -9,6 +9,7 @@ import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
+  codeExchangeFields,
   exchangeWithOauth4webapi,
   newPkce,
   signInBrowser,
@@ -223,14 +224,7 @@ describeEachBackend(
     it('a code is single-use: a replay gets nothing and revokes the token the first use gave', async () => {
       const who = await person();
       const { pkce, callback } = await fullFlow(who);
-      const fields = {
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code: callback.searchParams.get('code')!,
-        redirect_uri: redirectUri,
-        code_verifier: pkce.verifier,
-        resource: `${t.url}/mcp`,
-      };
+      const fields = codeExchangeFields(t.url, clientId, redirectUri, callback, pkce);
       const first = await tokenRequest(t.url, fields);
       assert.equal(first.status, 200);
       assert.equal(first.headers.get('cache-control'), 'no-store');
@@ -245,14 +239,7 @@ describeEachBackend(
     it('twenty concurrent redemptions of one code give exactly one token', async () => {
       const who = await person();
       const { pkce, callback } = await fullFlow(who);
-      const fields = {
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code: callback.searchParams.get('code')!,
-        redirect_uri: redirectUri,
-        code_verifier: pkce.verifier,
-        resource: `${t.url}/mcp`,
-      };
+      const fields = codeExchangeFields(t.url, clientId, redirectUri, callback, pkce);
       const results = await Promise.all(
         Array.from({ length: 20 }, () => tokenRequest(t.url, fields)),
       );
@@ -285,14 +272,7 @@ describeEachBackend(
         ];
       for (const [label, change, expected] of cases) {
         const { pkce, callback } = await fullFlow(who);
-        const fields = {
-          grant_type: 'authorization_code',
-          client_id: clientId,
-          code: callback.searchParams.get('code')!,
-          redirect_uri: redirectUri,
-          code_verifier: pkce.verifier,
-          resource: `${t.url}/mcp`,
-        };
+        const fields = codeExchangeFields(t.url, clientId, redirectUri, callback, pkce);
         const res = await tokenRequest(t.url, change(fields));
         assert.equal(res.body.error, expected, label);
         assert.equal(res.body.access_token, undefined, label);
@@ -372,14 +352,10 @@ describeEachBackend(
           new URL(uri).href.replace(/\/$/, ''),
           uri,
         );
-        const res = await tokenRequest(t.url, {
-          grant_type: 'authorization_code',
-          client_id: clientId,
-          code: callback.searchParams.get('code')!,
-          redirect_uri: uri,
-          code_verifier: pkce.verifier,
-          resource: `${t.url}/mcp`,
-        });
+        const res = await tokenRequest(
+          t.url,
+          codeExchangeFields(t.url, clientId, uri, callback, pkce),
+        );
         assert.equal(res.status, 200, uri);
       }
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -45,11 +45,12 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     await database?.close();
   });
 
-  it('signs in, shows the client, allows, and the client exchanges the code', async (ctx) => {
+  /** A person with a sign-in, a callback server, and a page signed in and showing consent. */
+  const openConsent = async (ctx: TestContext, email: string) => {
     const { account } = await seedAccount(t.app);
     await t.app.services.identityProvider!.addUser({
       accountId: account.id,
-      email: 'agent-owner@example.test',
+      email,
       password: 'a browser password',
     });
     const callback = await callbackServer();
@@ -57,16 +58,19 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     const page = await browser.newPage();
     ctx.after(() => page.close());
     const pkce = await newPkce();
-
     await page.goto(
       authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri: callback.uri, pkce }),
     );
     assert.equal(new URL(page.url()).pathname, '/login');
-    await page.fill('input[name=email]', 'agent-owner@example.test');
+    await page.fill('input[name=email]', email);
     await page.fill('input[name=password]', 'a browser password');
     await page.click('button[type=submit]');
-
     await page.waitForSelector('[data-testid=consent]:not([hidden])');
+    return { account, callback, page, pkce };
+  };
+
+  it('signs in, shows the client, allows, and the client exchanges the code', async (ctx) => {
+    const { account, callback, page, pkce } = await openConsent(ctx, 'agent-owner@example.test');
     assert.equal(new URL(page.url()).pathname, '/consent');
     assert.equal(await page.textContent('#client-name'), 'MCP Inspector and local tools');
     const csp = (await page.request.get(page.url())).headers()['content-security-policy'] ?? '';
@@ -89,24 +93,7 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
   });
 
   it('Deny sends access_denied back to the client', async (ctx) => {
-    const { account } = await seedAccount(t.app);
-    await t.app.services.identityProvider!.addUser({
-      accountId: account.id,
-      email: 'denier@example.test',
-      password: 'a browser password',
-    });
-    const callback = await callbackServer();
-    ctx.after(() => callback.close());
-    const page = await browser.newPage();
-    ctx.after(() => page.close());
-    const pkce = await newPkce();
-    await page.goto(
-      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri: callback.uri, pkce }),
-    );
-    await page.fill('input[name=email]', 'denier@example.test');
-    await page.fill('input[name=password]', 'a browser password');
-    await page.click('button[type=submit]');
-    await page.waitForSelector('[data-testid=consent]:not([hidden])');
+    const { callback, page } = await openConsent(ctx, 'denier@example.test');
     await page.click('#deny');
     await page.waitForURL((url) => url.href.startsWith(callback.uri));
     assert.equal(callback.hits.at(-1)!.searchParams.get('error'), 'access_denied');
