@@ -28,23 +28,31 @@ import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
+import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import type { Services } from './edge/services.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
-import { builtinEngines } from './engines/registry.ts';
+import { Ffmpeg } from './engines/media/ffmpeg.ts';
+import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
+import { encodeAudio } from './engines/speech/audio.ts';
+import { listEspeakVoices, synthesize } from './engines/speech/espeak.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
+import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
 import { GenerationService } from './services/generation.service.ts';
+import { LibraryService } from './services/library.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { ResultService } from './services/result.service.ts';
+import { UploadService } from './services/upload.service.ts';
+import { type VoiceModelView, VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
@@ -100,11 +108,11 @@ export function databaseLocation(config: Config): DatabaseLocation {
 export function catalogueModels(config: Config): ModelDefinition[] {
   const models = new Map(builtinModels.map((m) => [m.modelId, m]));
   for (const model of config.models) models.set(model.modelId, model);
-  const unknown = [...models.values()].filter((m) => !builtinEngines.has(m.engine));
+  const unknown = [...models.values()].filter((m) => !builtinEngineNames.includes(m.engine));
   if (unknown.length > 0) {
     throw new Error(
       `Models name engines that do not exist: ${unknown.map((m) => `${m.modelId} → ${m.engine}`).join(', ')}. ` +
-        `Engines: ${[...builtinEngines.keys()].join(', ')}.`,
+        `Engines: ${builtinEngineNames.join(', ')}.`,
     );
   }
   return [...models.values()];
@@ -164,6 +172,16 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       }),
     });
     const catalogue = new CatalogueService({ models, elements: builtinElements });
+    const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    const voices = new VoiceService({ listVoices: listEspeakVoices });
+    const library = new LibraryService({
+      db,
+      storage,
+      clock,
+      voices,
+      publicElements: builtinElements,
+      maxElementsPerAccount: 500,
+    });
     // Access tokens live 7 days; a retired key stays published 8.
     const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
     const { cimdHosts } = config.oauth;
@@ -191,25 +209,36 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       accounts: new AccountService({ db, clock, credentialCache: verifier }),
       apiKeys: new ApiKeyService({ db, clock, verifier }),
       catalogue,
+      library,
+      voices,
+      uploads: new UploadService({ db, signer, storage, ffmpeg, clock, limits: config.uploads }),
       generations: new GenerationService({
         db,
         catalogue,
+        library,
+        voices,
         events,
         creditOrder: config.creditCategories,
         maxAttempts: config.taskMaxAttempts,
       }),
       results: new ResultService({ db, events, signer }),
-      media: new MediaService({ db, signer, storage }),
+      media: new MediaService({
+        db,
+        signer,
+        storage,
+        voices,
+        renderPreview: (voice) => renderVoicePreview(ffmpeg, voice),
+      }),
       mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
     };
-    const elementPictures = async (ids: readonly string[]) =>
-      ids.flatMap((id) => {
-        const element = builtinElements.find((e) => e.elementId === id);
-        return element?.svg == null
-          ? []
-          : [{ kind: element.kind, picture: Buffer.from(element.svg) }];
-      });
+    const inputs: EngineInputs = {
+      elementPictures: (ids) => library.elementPictures(ids),
+      mediaBytes: (mediaId) => library.mediaBytes(mediaId),
+      engineVoice: async (voiceModelId) => (await voices.get(voiceModelId)).engineVoice,
+      avatarPortrait: (accountId, avatarId) => library.avatarPortrait(accountId, avatarId),
+    };
+    const engines = builtinEngines(ffmpeg);
     return {
       config,
       database,
@@ -221,9 +250,9 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
           db,
           events,
           storage,
-          engines: builtinEngines,
+          engines,
           model: (modelId) => models.find((m) => m.modelId === modelId),
-          elementPictures,
+          inputs,
           log,
           concurrency,
           leaseMs: config.taskLeaseMs,
@@ -287,6 +316,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Sockets close first (1001 Going away), then the core drains and closes.
   http.addHook('preClose', async () => webSocket.close());
   await http.register(mediaRoutes, { services: core.services });
+  await http.register(uploadRoutes, { services: core.services });
   await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
   await http.register(cookie);
   await http.register(formbody);
@@ -311,4 +341,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   }
   await http.ready();
   return { ...core, http, close: () => http.close() };
+}
+
+/** A few seconds of a voice saying its own name, as MP3: what `previewMediaId` downloads. */
+async function renderVoicePreview(ffmpeg: Ffmpeg, voice: VoiceModelView): Promise<Buffer> {
+  const signal = AbortSignal.timeout(30_000);
+  const speech = await synthesize(
+    { text: `${voice.name}. 1, 2, 3.`, voice: voice.engineVoice, speed: 1, pitch: 1 },
+    signal,
+  );
+  return (await encodeAudio(ffmpeg, speech.samples, speech.sampleRate, 'mp3', signal)).bytes;
 }

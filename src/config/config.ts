@@ -35,6 +35,11 @@ export interface Config {
   readonly taskMaxAttempts: number;
   /** Lifetime of signed download URLs. */
   readonly mediaUrlTtlMs: number;
+  /** Limits on uploaded media (createUpload, PUT /uploads/:id). */
+  readonly uploads: UploadConfig;
+  /** ffmpeg and ffprobe; null for the binaries the npm packages ship. */
+  readonly ffmpegPath: string | null;
+  readonly ffprobePath: string | null;
   /** How long a stopping process lets running tasks finish before handing them back. */
   readonly shutdownDrainMs: number;
   /** Sign-in attempts allowed per email address per 15 minutes (built-in provider). */
@@ -45,6 +50,13 @@ export interface Config {
   readonly identity: IdentityConfig;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
+}
+
+export interface UploadConfig {
+  readonly maxBytes: number;
+  readonly maxImagePixels: number;
+  readonly maxAudioSeconds: number;
+  readonly urlTtlMs: number;
 }
 
 /**
@@ -141,6 +153,12 @@ const schema = z.object({
   TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
   MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
+  UPLOAD_MAX_BYTES: wholeNumber(1024, 1024 ** 3),
+  UPLOAD_MAX_IMAGE_PIXELS: wholeNumber(16, 16_384),
+  UPLOAD_MAX_AUDIO_SECONDS: wholeNumber(1, 3600),
+  UPLOAD_URL_TTL_SECONDS: wholeNumber(10, 86_400),
+  FFMPEG_PATH: z.string().min(1).optional(),
+  FFPROBE_PATH: z.string().min(1).optional(),
   IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
   OAUTH_CLIENTS: z.preprocess(
     (value) => {
@@ -198,6 +216,10 @@ const defaults = {
   TASK_MAX_ATTEMPTS: '3',
   MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
   SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
+  UPLOAD_MAX_BYTES: String(50 * 1024 * 1024), // 50 MiB
+  UPLOAD_MAX_IMAGE_PIXELS: '8192', // per side
+  UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
+  UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',
@@ -262,6 +284,14 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
+    uploads: {
+      maxBytes: values.UPLOAD_MAX_BYTES,
+      maxImagePixels: values.UPLOAD_MAX_IMAGE_PIXELS,
+      maxAudioSeconds: values.UPLOAD_MAX_AUDIO_SECONDS,
+      urlTtlMs: values.UPLOAD_URL_TTL_SECONDS * 1000,
+    },
+    ffmpegPath: values.FFMPEG_PATH ?? null,
+    ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
     oauth: {
       issuer: values.PUBLIC_URL,

@@ -1,5 +1,5 @@
 import type { ElementDefinition } from './element.ts';
-import type { ImageSize, ModelDefinition } from './model.ts';
+import type { ImageSize, ModelDefinition, VideoFormat } from './model.ts';
 
 /**
  * The catalogue a fresh install serves. The image models are a procedural renderer (shapes
@@ -14,6 +14,17 @@ const sketchSizes: readonly ImageSize[] = [
   { width: 768, height: 1024, aspectRatio: '3:4', maxCount: 2 },
   { width: 1024, height: 768, aspectRatio: '4:3', maxCount: 2 },
 ];
+
+function videoFormat(
+  resolution: string,
+  aspectRatio: string,
+  width: number,
+  height: number,
+  fps: readonly number[],
+  maxDurationSeconds: number,
+): VideoFormat {
+  return { resolution, aspectRatio, width, height, fps, minDurationSeconds: 1, maxDurationSeconds };
+}
 
 export const builtinModels: readonly ModelDefinition[] = [
   {
@@ -32,7 +43,7 @@ export const builtinModels: readonly ModelDefinition[] = [
       maxElements: 4,
       maxPromptLength: 2000,
     },
-    pricing: { unit: 'image', credits: 1, category: null },
+    pricing: { unit: 'image', credits: 1, per: 1, category: null },
   },
   {
     modelId: 'mdl_atelier-studio',
@@ -54,7 +65,7 @@ export const builtinModels: readonly ModelDefinition[] = [
       maxElements: 6,
       maxPromptLength: 4000,
     },
-    pricing: { unit: 'image', credits: 4, category: null },
+    pricing: { unit: 'image', credits: 4, per: 1, category: null },
   },
   {
     modelId: 'mdl_atelier-poster',
@@ -66,7 +77,73 @@ export const builtinModels: readonly ModelDefinition[] = [
     engineOptions: {},
     access: { kind: 'public' },
     capabilities: { sizes: sketchSizes, formats: ['png'], maxElements: 2, maxPromptLength: 2000 },
-    pricing: { unit: 'image', credits: 2, category: null },
+    pricing: { unit: 'image', credits: 2, per: 1, category: null },
+  },
+  {
+    modelId: 'mdl_atelier-motion',
+    name: 'Atelier Motion (procedural video)',
+    kind: 'video',
+    status: 'ready',
+    description:
+      'Text-to-video: an animated procedural scene from the prompt and seed. Image-to-video: slow camera motion over your image. H.264 MP4, no model weights.',
+    engine: 'procedural-video',
+    engineOptions: {},
+    access: { kind: 'public' },
+    capabilities: {
+      modes: ['text', 'image'],
+      formats: [
+        videoFormat('720p', '16:9', 1280, 720, [24, 30], 10),
+        videoFormat('720p', '9:16', 720, 1280, [24, 30], 10),
+        videoFormat('720p', '1:1', 720, 720, [24, 30], 10),
+        videoFormat('480p', '16:9', 854, 480, [24, 30], 20),
+        videoFormat('480p', '1:1', 480, 480, [24, 30], 20),
+        videoFormat('1080p', '16:9', 1920, 1080, [24], 5),
+      ],
+      defaultDurationSeconds: 5,
+      maxElements: 4,
+      maxPromptLength: 2000,
+    },
+    pricing: { unit: 'second', credits: 2, per: 1, category: null },
+  },
+  {
+    modelId: 'mdl_atelier-voice',
+    name: 'Atelier Voice (eSpeak NG)',
+    kind: 'speech',
+    status: 'ready',
+    description:
+      'Formant speech synthesis by eSpeak NG in about 100 languages: clear and robotic, instant, no model weights. listVoiceModels shows the voices.',
+    engine: 'espeak',
+    engineOptions: {},
+    access: { kind: 'public' },
+    capabilities: {
+      formats: ['mp3', 'wav', 'ogg'],
+      maxTextLength: 20_000,
+      speed: { min: 0.5, max: 2 },
+      pitch: { min: 0.5, max: 2 },
+    },
+    pricing: { unit: 'character', credits: 1, per: 100, category: null },
+  },
+  {
+    modelId: 'mdl_atelier-avatar',
+    name: 'Atelier Talking Portrait',
+    kind: 'avatar',
+    status: 'ready',
+    description:
+      'Your avatar portrait with a mouth that opens and closes with the speech: a script spoken by an eSpeak NG voice, or your uploaded audio. H.264 + AAC MP4.',
+    engine: 'talking-portrait',
+    engineOptions: {},
+    access: { kind: 'public' },
+    capabilities: {
+      resolutions: [
+        { resolution: '512p', width: 512, height: 512 },
+        { resolution: '720p', width: 720, height: 720 },
+      ],
+      fps: 25,
+      maxScriptLength: 5000,
+      maxAudioSeconds: 300,
+      charactersPerSecond: 15,
+    },
+    pricing: { unit: 'second', credits: 1, per: 1, category: null },
   },
 ];
 

@@ -10,6 +10,7 @@ export interface ElementDefinition {
   readonly accountId: string | null;
   /** SVG source of the element's picture (built-in library elements). */
   readonly svg: string | null;
+  /** The element's picture and preview: the account's image for own elements. */
   readonly previewMediaId: string | null;
   readonly createdAt: Date;
 }

@@ -27,26 +27,108 @@ export interface ImageCapabilities {
   readonly maxPromptLength: number;
 }
 
+/** One output size of a video model and what it allows there: the capability matrix. */
+export interface VideoFormat {
+  /** e.g. "720p" */
+  readonly resolution: string;
+  readonly aspectRatio: string;
+  readonly width: number;
+  readonly height: number;
+  /** Frame rates offered at this size; the first is the default. */
+  readonly fps: readonly number[];
+  readonly minDurationSeconds: number;
+  readonly maxDurationSeconds: number;
+}
+
+export type VideoMode = 'text' | 'image';
+
+export interface VideoCapabilities {
+  /** `text`: a scene from the prompt; `image`: camera motion over `imageMediaId`. */
+  readonly modes: readonly VideoMode[];
+  /** The first format is the default; the first of a resolution is that resolution's default. */
+  readonly formats: readonly VideoFormat[];
+  readonly defaultDurationSeconds: number;
+  readonly maxElements: number;
+  readonly maxPromptLength: number;
+}
+
+export type AudioFormat = 'mp3' | 'wav' | 'ogg';
+
+export interface SpeechCapabilities {
+  /** The first is the default. */
+  readonly formats: readonly AudioFormat[];
+  readonly maxTextLength: number;
+  /** Multipliers of the voice's normal rate and pitch (1 = normal). */
+  readonly speed: { readonly min: number; readonly max: number };
+  readonly pitch: { readonly min: number; readonly max: number };
+}
+
+export interface AvatarResolution {
+  readonly resolution: string;
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface AvatarCapabilities {
+  /** The first is the default. */
+  readonly resolutions: readonly AvatarResolution[];
+  readonly fps: number;
+  readonly maxScriptLength: number;
+  readonly maxAudioSeconds: number;
+  /** How a script's length is priced before it is spoken: characters per second of speech. */
+  readonly charactersPerSecond: number;
+}
+
 export interface Pricing {
   readonly unit: 'image' | 'second' | 'character' | 'request';
+  /** Credits for every `per` units, started units rounded up (e.g. 1 credit per 100 characters). */
   readonly credits: number;
+  readonly per: number;
   /** The one category it draws from; null to spend categories in the configured order. */
   readonly category: string | null;
 }
 
-/** A catalogue entry: a model bound to an engine, with its access rule and price. */
-export interface ModelDefinition {
+interface ModelBase {
   readonly modelId: string;
   readonly name: string;
-  readonly kind: 'image';
   readonly status: ModelStatus;
   readonly description: string | null;
   /** The engine that runs it and that engine's options. */
   readonly engine: string;
   readonly engineOptions: Readonly<Record<string, unknown>>;
   readonly access: ModelAccess;
-  readonly capabilities: ImageCapabilities;
   readonly pricing: Pricing;
+}
+
+export interface ImageModel extends ModelBase {
+  readonly kind: 'image';
+  readonly capabilities: ImageCapabilities;
+}
+
+export interface VideoModel extends ModelBase {
+  readonly kind: 'video';
+  readonly capabilities: VideoCapabilities;
+}
+
+export interface SpeechModel extends ModelBase {
+  readonly kind: 'speech';
+  readonly capabilities: SpeechCapabilities;
+}
+
+export interface AvatarModel extends ModelBase {
+  readonly kind: 'avatar';
+  readonly capabilities: AvatarCapabilities;
+}
+
+/** A catalogue entry: a model bound to an engine, with its access rule, capabilities and price. */
+export type ModelDefinition = ImageModel | VideoModel | SpeechModel | AvatarModel;
+
+export type ModelOfKind<K extends GenerationKind> = Extract<ModelDefinition, { kind: K }>;
+
+/** Credits for `quantity` of the model's unit (images, seconds, characters; 1 for a request). */
+export function priceOf(model: ModelDefinition, quantity: number): number {
+  const units = model.pricing.unit === 'request' ? 1 : quantity;
+  return Math.ceil(units / model.pricing.per) * model.pricing.credits;
 }
 
 /** Whether the actor's account may use the model (its status aside). */

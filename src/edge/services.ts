@@ -4,9 +4,12 @@ import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
 import type { GenerationService } from '../services/generation.service.ts';
+import type { LibraryService } from '../services/library.service.ts';
 import type { McpConnectionService } from '../services/mcp-connection.service.ts';
 import type { MediaService } from '../services/media.service.ts';
 import type { ResultService } from '../services/result.service.ts';
+import type { UploadService } from '../services/upload.service.ts';
+import type { VoiceService } from '../services/voice.service.ts';
 
 /** The use cases the edges may call; built once by the composition root (app.ts). */
 export interface Services {
@@ -16,6 +19,9 @@ export interface Services {
   readonly accounts: AccountService;
   readonly apiKeys: ApiKeyService;
   readonly catalogue: CatalogueService;
+  readonly library: LibraryService;
+  readonly voices: VoiceService;
+  readonly uploads: UploadService;
   readonly generations: GenerationService;
   readonly results: ResultService;
   readonly media: MediaService;

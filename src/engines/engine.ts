@@ -1,17 +1,54 @@
+import type { AvatarSettings } from '../domain/avatar-settings.ts';
 import type { ElementKind } from '../domain/element.ts';
 import type { ImageSettings } from '../domain/image-settings.ts';
 import type { MediaKind } from '../domain/media.ts';
+import type { SpeechSettings } from '../domain/speech-settings.ts';
+import type { VideoSettings } from '../domain/video-settings.ts';
 
-/** What an engine is asked to make. Remote inference adapters implement the same interface. */
-export interface EngineRequest {
+/** A picture of an element named in the request (SVG or raster bytes). */
+export interface ElementPicture {
+  readonly kind: ElementKind;
+  readonly picture: Buffer;
+}
+
+interface RequestBase {
   readonly taskId: string;
-  readonly kind: 'image';
-  readonly settings: ImageSettings;
   /** The model's `engineOptions`. */
   readonly options: Readonly<Record<string, unknown>>;
-  /** Pictures of the elements named in the request (SVG or raster bytes), in order. */
-  readonly elements: readonly { readonly kind: ElementKind; readonly picture: Buffer }[];
 }
+
+/**
+ * What an engine is asked to make: the validated settings of one kind, with the bytes of the
+ * media and elements they name already loaded. Remote inference adapters take the same.
+ */
+export type EngineRequest =
+  | (RequestBase & {
+      readonly kind: 'image';
+      readonly settings: ImageSettings;
+      readonly elements: readonly ElementPicture[];
+    })
+  | (RequestBase & {
+      readonly kind: 'video';
+      readonly settings: VideoSettings;
+      readonly elements: readonly ElementPicture[];
+      /** The still to animate in `image` mode. */
+      readonly image: Buffer | null;
+    })
+  | (RequestBase & {
+      readonly kind: 'speech';
+      readonly settings: SpeechSettings;
+      /** The eSpeak NG voice behind `settings.voiceModelId`. */
+      readonly voice: string;
+    })
+  | (RequestBase & {
+      readonly kind: 'avatar';
+      readonly settings: AvatarSettings;
+      readonly portrait: Buffer;
+      /** The eSpeak NG voice that speaks `settings.script`; null with an uploaded audio. */
+      readonly voice: string | null;
+      /** The uploaded audio; null with a script. */
+      readonly audio: Buffer | null;
+    });
 
 /** One produced file. */
 export interface EngineOutput {
@@ -42,4 +79,9 @@ export interface EngineContext {
 export interface Engine {
   readonly name: string;
   run(request: EngineRequest, context: EngineContext): Promise<EngineResult>;
+}
+
+/** The answer of an engine given a kind it does not make: a catalogue mistake, not a retry. */
+export function wrongKind(engine: string, kind: string): EngineResult {
+  return { ok: false, finishCode: 1, message: `The ${engine} engine does not make ${kind}.` };
 }

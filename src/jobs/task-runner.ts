@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ElementKind } from '../domain/element.ts';
-import type { ImageSettings } from '../domain/image-settings.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
@@ -19,6 +17,7 @@ import {
   renewLease,
   writeProgress,
 } from '../store/task-queue.store.ts';
+import { type EngineInputs, engineRequest } from './engine-request.ts';
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -26,7 +25,7 @@ export interface TaskRunnerOptions {
   storage: MediaStorage;
   engines: ReadonlyMap<string, Engine>;
   model(modelId: string): ModelDefinition | undefined;
-  elementPictures(elementIds: readonly string[]): Promise<{ kind: ElementKind; picture: Buffer }[]>;
+  inputs: EngineInputs;
   log: Logger;
   /** Tasks run at once by this process. */
   concurrency: number;
@@ -186,9 +185,9 @@ export class TaskRunner {
     });
     try {
       const result = await this.#execute(
+        { taskId: task.id, accountId: task.account_id, kind: content.kind },
         content.model_id,
         content.input,
-        task.id,
         controller.signal,
         reportProgress,
       );
@@ -208,9 +207,9 @@ export class TaskRunner {
   }
 
   async #execute(
+    task: Parameters<typeof engineRequest>[0],
     modelId: string,
     input: unknown,
-    taskId: string,
     signal: AbortSignal,
     reportProgress: (value: number) => void,
   ): Promise<EngineResult> {
@@ -219,12 +218,8 @@ export class TaskRunner {
     if (model === undefined || engine === undefined) {
       return { ok: false, finishCode: 1, message: `Model "${modelId}" is no longer available.` };
     }
-    const settings = input as ImageSettings;
-    const elements = await this.#o.elementPictures(settings.elementIds);
-    return engine.run(
-      { taskId, kind: 'image', settings, options: model.engineOptions, elements },
-      { signal, reportProgress },
-    );
+    const request = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
+    return engine.run(request, { signal, reportProgress });
   }
 
   async #finish(
@@ -271,7 +266,7 @@ export class TaskRunner {
         bytes: output.bytes.length,
         width: output.width ?? null,
         height: output.height ?? null,
-        durationMs: output.durationMs ?? null,
+        durationMs: output.durationMs === undefined ? null : Math.round(output.durationMs),
         storageKey,
         filename: `${contentId}-${position + 1}.${output.extension}`,
       });

@@ -1,13 +1,12 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
+import { avatarSeconds, priceAvatar, validateAvatarSettings } from '../domain/avatar-settings.ts';
 import { planDebit } from '../domain/credits.ts';
-import {
-  type ImageSettings,
-  maxSeed,
-  priceImage,
-  validateImageSettings,
-} from '../domain/image-settings.ts';
+import { priceImage, validateImageSettings } from '../domain/image-settings.ts';
 import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
+import { maxSeed, type Validated } from '../domain/settings-input.ts';
+import { priceSpeech, validateSpeechSettings } from '../domain/speech-settings.ts';
+import { priceVideo, validateVideoSettings } from '../domain/video-settings.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -26,6 +25,8 @@ import {
 } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
+import type { LibraryService } from './library.service.ts';
+import type { VoiceService } from './voice.service.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
 export interface Submission {
@@ -43,12 +44,25 @@ export interface CostEstimate {
 export interface GenerationServiceDeps {
   db: Db;
   catalogue: CatalogueService;
+  library: LibraryService;
+  voices: VoiceService;
   events: TaskEvents;
   /** Categories spent, in order, by models that name none. */
   creditOrder: readonly string[];
   maxAttempts: number;
 }
 
+/** A validated generation with its model and price, ready to charge and queue. */
+interface Prepared {
+  readonly kind: GenerationKind;
+  readonly model: ModelDefinition;
+  /** The complete input as stored on the content and given to the engine. */
+  readonly settings: object;
+  readonly credits: number;
+}
+
+/** The voice of an avatar script when neither the request nor the avatar names one. */
+const defaultVoice = 'voc_en-us';
 const maxIdempotencyKeyLength = 200;
 /** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
 const uniqueViolation = '23505';
@@ -64,46 +78,118 @@ export class GenerationService {
     this.#deps = deps;
   }
 
-  async submitImage(actor: Actor, input: Readonly<Record<string, unknown>>): Promise<Submission> {
-    const modelId = requireString(input.modelId, 'modelId');
-    const model = this.#deps.catalogue.usableModel(actor, modelId);
-    if (model.kind !== 'image') {
-      throw invalidInput([
-        { field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not an image model` },
-      ]);
-    }
-    const settings = validated(model, input);
-    this.#deps.catalogue.elementsFor(actor, settings.elementIds);
-    const idempotencyKey = optionalKey(input.idempotencyKey);
+  /**
+   * Validates, prices, charges and queues one generation. Everything the input names (model,
+   * elements, media, avatar, voice) is checked against the caller's account before any charge.
+   */
+  async submit(
+    actor: Actor,
+    kind: GenerationKind,
+    input: Readonly<Record<string, unknown>>,
+  ): Promise<Submission> {
+    const prepared = await this.#prepare(actor, kind, input, 'submit');
     const request = {
-      kind: 'image' as const,
-      model,
-      settings,
-      idempotencyKey,
+      ...prepared,
+      idempotencyKey: optionalKey(input.idempotencyKey),
       inputHash: hashInput(input),
     };
     try {
       return await this.#submit(actor, request);
     } catch (error) {
-      if ((error as { code?: unknown }).code !== uniqueViolation || idempotencyKey === null)
+      if ((error as { code?: unknown }).code !== uniqueViolation || request.idempotencyKey === null)
         throw error;
       // Another submission with the same key committed first: answer as if we had come second.
       return this.#submit(actor, request);
     }
   }
 
+  async submitImage(actor: Actor, input: Readonly<Record<string, unknown>>): Promise<Submission> {
+    return this.submit(actor, 'image', input);
+  }
+
+  /**
+   * The model, the complete settings to store and their price. For a submission every
+   * reference is checked; an estimate checks only what the price depends on.
+   */
+  async #prepare(
+    actor: Actor | null,
+    kind: GenerationKind,
+    raw: Readonly<Record<string, unknown>>,
+    purpose: 'submit' | 'estimate',
+  ): Promise<Prepared> {
+    const modelId = requireString(raw.modelId, 'modelId');
+    const { catalogue, library, voices } = this.#deps;
+    const model = actor === null ? catalogue.model(modelId) : catalogue.usableModel(actor, modelId);
+    if (model.kind !== kind) {
+      throw invalidInput([
+        { field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not a ${kind} model` },
+      ]);
+    }
+    const checked = purpose === 'submit' ? actor : null;
+    switch (model.kind) {
+      case 'image': {
+        const settings = settled(validateImageSettings(model, raw, newSeed));
+        if (checked) await library.elementsFor(checked, settings.elementIds);
+        return { kind, model, settings, credits: priceImage(model, settings) };
+      }
+      case 'video': {
+        const settings = settled(validateVideoSettings(model, raw, newSeed));
+        if (checked) {
+          await library.elementsFor(checked, settings.elementIds);
+          if (settings.imageMediaId !== null) {
+            await library.mediaOf(checked, settings.imageMediaId, 'image', 'imageMediaId');
+          }
+        }
+        return { kind, model, settings, credits: priceVideo(model, settings) };
+      }
+      case 'speech': {
+        const settings = settled(validateSpeechSettings(model, raw));
+        await voices.get(settings.voiceModelId);
+        return { kind, model, settings, credits: priceSpeech(model, settings) };
+      }
+      case 'avatar': {
+        const given = settled(validateAvatarSettings(model, raw));
+        let settings = given;
+        let audioMs: number | null = null;
+        if (given.audioMediaId !== null) {
+          if (actor === null) {
+            throw new AppError(
+              ErrorCode.Unauthenticated,
+              'The price of an uploaded audio depends on its length: estimating it needs a credential.',
+            );
+          }
+          const audio = await library.mediaOf(actor, given.audioMediaId, 'audio', 'audioMediaId');
+          audioMs = audio.duration_ms;
+          const max = model.capabilities.maxAudioSeconds;
+          if ((audioMs ?? 0) > max * 1000) {
+            throw new AppError(
+              ErrorCode.UnsupportedCombination,
+              `audioMediaId: the audio lasts ${Math.ceil((audioMs ?? 0) / 1000)} s; this model takes at most ${max} s`,
+              { field: 'audioMediaId', allowed: { maxAudioSeconds: max } },
+            );
+          }
+        }
+        if (checked) {
+          const avatar = await library.getAvatar(checked, given.avatarId);
+          if (given.script !== null) {
+            const voiceModelId = given.voiceModelId ?? avatar.voiceModelId ?? defaultVoice;
+            await voices.get(voiceModelId);
+            settings = { ...given, voiceModelId };
+          }
+        } else if (given.voiceModelId !== null) {
+          await voices.get(given.voiceModelId);
+        }
+        const seconds = avatarSeconds(model, settings, audioMs);
+        return { kind, model, settings, credits: priceAvatar(model, seconds) };
+      }
+    }
+  }
+
   async #submit(
     actor: Actor,
-    request: {
-      kind: GenerationKind;
-      model: ModelDefinition;
-      settings: ImageSettings;
-      idempotencyKey: string | null;
-      inputHash: string;
-    },
+    request: Prepared & { idempotencyKey: string | null; inputHash: string },
   ): Promise<Submission> {
-    const { model, settings, idempotencyKey, inputHash } = request;
-    const credits = priceImage(model, settings);
+    const { model, settings, credits, idempotencyKey, inputHash } = request;
     const submission = await this.#deps.db.transaction().execute(async (trx) => {
       if (idempotencyKey !== null) {
         const earlier = await findContentByIdempotencyKey(trx, actor.accountId, idempotencyKey);
@@ -173,18 +259,12 @@ export class GenerationService {
         { field: 'input', message: 'must be the object a generate mutation takes' },
       ]);
     }
-    const raw = input as Record<string, unknown>;
-    const modelId = requireString(raw.modelId, 'modelId');
-    const model =
-      actor === null
-        ? this.#deps.catalogue.model(modelId)
-        : this.#deps.catalogue.usableModel(actor, modelId);
-    if (kind !== 'image' || model.kind !== kind) {
-      throw invalidInput([
-        { field: 'kind', message: `model "${modelId}" is a ${model.kind} model` },
-      ]);
-    }
-    const credits = priceImage(model, validated(model, raw));
+    const { model, credits } = await this.#prepare(
+      actor,
+      kind,
+      input as Record<string, unknown>,
+      'estimate',
+    );
     if (actor === null) return { credits, category: model.pricing.category, affordable: null };
     return this.#affordable(actor, model, credits);
   }
@@ -236,8 +316,8 @@ export class GenerationService {
   }
 }
 
-function validated(model: ModelDefinition, raw: Readonly<Record<string, unknown>>): ImageSettings {
-  const result = validateImageSettings(model, raw, () => randomInt(maxSeed));
+/** The settings, or the problems as one error: 120001 if any value is invalid, else 120002. */
+function settled<T>(result: Validated<T>): T {
   if (result.ok) return result.settings;
   const code = result.problems.some((p) => p.code === ErrorCode.InvalidInput)
     ? ErrorCode.InvalidInput
@@ -249,6 +329,10 @@ function validated(model: ModelDefinition, raw: Readonly<Record<string, unknown>
     ...(first.allowed === undefined ? {} : { allowed: first.allowed }),
     problems: result.problems,
   });
+}
+
+function newSeed(): number {
+  return randomInt(maxSeed);
 }
 
 function requireString(value: unknown, field: string): string {

@@ -1,9 +1,11 @@
+import { access } from 'node:fs/promises';
 import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { SignedUrl, UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
 import { findAccountMedia, findMedia } from '../store/media.store.ts';
+import type { VoiceModelView, VoiceService } from './voice.service.ts';
 
 /** A file to send for a valid download URL. */
 export interface Download {
@@ -19,11 +21,23 @@ export class MediaService {
   readonly #db: Db;
   readonly #signer: UrlSigner;
   readonly #storage: MediaStorage;
+  readonly #voices: VoiceService;
+  readonly #renderPreview: (voice: VoiceModelView) => Promise<Buffer>;
+  readonly #previews = new Map<string, Promise<string>>();
 
-  constructor(deps: { db: Db; signer: UrlSigner; storage: MediaStorage }) {
+  constructor(deps: {
+    db: Db;
+    signer: UrlSigner;
+    storage: MediaStorage;
+    voices: VoiceService;
+    /** A short MP3 sample of a voice. */
+    renderPreview: (voice: VoiceModelView) => Promise<Buffer>;
+  }) {
     this.#db = deps.db;
     this.#signer = deps.signer;
     this.#storage = deps.storage;
+    this.#voices = deps.voices;
+    this.#renderPreview = deps.renderPreview;
   }
 
   /**
@@ -39,6 +53,8 @@ export class MediaService {
     const found = new Set(
       (await findAccountMedia(this.#db, actor.accountId, unique)).map((m) => m.id),
     );
+    // Voice previews are everyone's, and free.
+    for (const id of unique) if ((await this.#voices.previewOf(id)) !== undefined) found.add(id);
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new AppError(
@@ -60,9 +76,42 @@ export class MediaService {
     sig: string | undefined,
   ): Promise<Download | null> {
     if (!this.#signer.verify(mediaId, exp, sig)) return null;
+    const voice = await this.#voices.previewOf(mediaId);
+    if (voice !== undefined) {
+      const path = await this.#preview(voice);
+      return path === null
+        ? null
+        : { path, mimeType: 'audio/mpeg', filename: `${voice.voiceModelId}-preview.mp3` };
+    }
     const media = await findMedia(this.#db, mediaId);
     const path = media === undefined ? null : this.#storage.localPath(media.storage_key);
     if (media === undefined || path === null) return null;
     return { path, mimeType: media.mime_type, filename: media.filename };
+  }
+
+  /** The preview's file, rendered once per voice and kept in storage. */
+  async #preview(voice: VoiceModelView): Promise<string | null> {
+    const key = `previews/${voice.previewMediaId}.mp3`;
+    let rendering = this.#previews.get(key);
+    if (rendering === undefined) {
+      rendering = (async () => {
+        const path = this.#storage.localPath(key);
+        if (path !== null && (await exists(path))) return path;
+        await this.#storage.put(key, await this.#renderPreview(voice));
+        return this.#storage.localPath(key)!;
+      })();
+      this.#previews.set(key, rendering);
+      rendering.catch(() => this.#previews.delete(key));
+    }
+    return rendering;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,7 +1,13 @@
 import type { Actor } from '../domain/actor.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
-import { decodeCursor, encodeCursor, type Page, pageSize } from '../shared/pagination.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  isTimeIdCursor,
+  type Page,
+  pageSize,
+} from '../shared/pagination.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import {
   type ContentListFilter,
@@ -54,7 +60,7 @@ export class ResultService {
     after?: string | null,
   ): Promise<Page<ContentView>> {
     const size = pageSize(first, 20);
-    const cursor = after == null ? null : decodeCursor(after, isContentCursor);
+    const cursor = after == null ? null : decodeCursor(after, isTimeIdCursor);
     const rows = await listContents(
       this.#deps.db,
       actor.accountId,
@@ -145,9 +151,4 @@ export class ResultService {
 
 function notFound(what: string, id: string, field: string): AppError {
   return new AppError(ErrorCode.NotFound, `No ${what} "${id}" in this account.`, { field });
-}
-
-function isContentCursor(value: unknown): value is { t: string; id: string } {
-  const v = value as { t?: unknown; id?: unknown };
-  return typeof v?.t === 'string' && !Number.isNaN(Date.parse(v.t)) && typeof v.id === 'string';
 }

@@ -57,3 +57,14 @@ export function pageOf<T>(
     },
   };
 }
+
+/** The cursor of a list ordered by (created_at, id), newest first. */
+export interface TimeIdCursor {
+  readonly t: string;
+  readonly id: string;
+}
+
+export function isTimeIdCursor(value: unknown): value is TimeIdCursor {
+  const v = value as { t?: unknown; id?: unknown };
+  return typeof v?.t === 'string' && !Number.isNaN(Date.parse(v.t)) && typeof v.id === 'string';
+}

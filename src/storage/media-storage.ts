@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Where media bytes live. The local directory is the default; an object store can follow. */
 export interface MediaStorage {
   put(key: string, bytes: Buffer): Promise<void>;
+  get(key: string): Promise<Buffer>;
   remove(key: string): Promise<void>;
   /** The file of a key, for serving it with Range support; null when not on local disk. */
   localPath(key: string): string | null;
@@ -26,6 +27,10 @@ export class LocalMediaStorage implements MediaStorage {
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temporary, bytes, { mode: 0o600 });
     await rename(temporary, file);
+  }
+
+  async get(key: string): Promise<Buffer> {
+    return readFile(this.#resolve(key));
   }
 
   async remove(key: string): Promise<void> {

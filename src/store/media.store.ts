@@ -46,7 +46,7 @@ export async function findMedia(q: Queryable, id: string): Promise<MediaRow | un
   return q.selectFrom('media').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Media of the account among `ids`; others' IDs are simply absent. */
+/** Usable media of the account among `ids`; others' IDs (and pending uploads) are absent. */
 export async function findAccountMedia(
   q: Queryable,
   accountId: string,
@@ -58,6 +58,7 @@ export async function findAccountMedia(
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', 'in', ids)
+    .where('state', '=', 'ready')
     .execute();
 }
 
@@ -73,4 +74,64 @@ export async function listMediaOfContents(
     .orderBy('content_id')
     .orderBy('position')
     .execute();
+}
+
+/** A registered upload: a media row that is `pending` until its bytes arrive and pass. */
+export async function insertPendingUpload(
+  q: Queryable,
+  row: Omit<NewMediaRow, 'contentId' | 'position'> & { expiresAt: Date },
+): Promise<void> {
+  await q
+    .insertInto('media')
+    .values({
+      id: row.id,
+      account_id: row.accountId,
+      content_id: null,
+      position: 0,
+      kind: row.kind,
+      mime_type: row.mimeType,
+      bytes: row.bytes,
+      width: null,
+      height: null,
+      duration_ms: null,
+      storage_key: row.storageKey,
+      filename: row.filename,
+      state: 'pending',
+      upload_expires_at: row.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * Makes a pending upload usable with what the checks found. False when it is not pending
+ * (already completed by a concurrent PUT): the caller removes the bytes it stored.
+ */
+export async function completeUpload(
+  q: Queryable,
+  id: string,
+  found: {
+    mimeType: string;
+    bytes: number;
+    width: number | null;
+    height: number | null;
+    durationMs: number | null;
+    storageKey: string;
+  },
+): Promise<boolean> {
+  const result = await q
+    .updateTable('media')
+    .set({
+      state: 'ready',
+      mime_type: found.mimeType,
+      bytes: found.bytes,
+      width: found.width,
+      height: found.height,
+      duration_ms: found.durationMs,
+      storage_key: found.storageKey,
+      upload_expires_at: null,
+    })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

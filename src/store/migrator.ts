@@ -4,6 +4,7 @@ import * as foundation from './migrations/0001-foundation.ts';
 import * as generations from './migrations/0002-generations.ts';
 import * as identities from './migrations/0003-identities.ts';
 import * as oauth from './migrations/0004-oauth.ts';
+import * as library from './migrations/0005-library.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -11,6 +12,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0002-generations': generations,
   '0003-identities': identities,
   '0004-oauth': oauth,
+  '0005-library': library,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -17,6 +17,8 @@ export interface Tables {
   oauth_codes: OauthCodesTable;
   oauth_tokens: OauthTokensTable;
   mcp_connections: McpConnectionsTable;
+  elements: ElementsTable;
+  avatars: AvatarsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -112,6 +114,9 @@ export interface MediaTable {
   storage_key: string;
   filename: string;
   created_at: CreatedAt;
+  /** `pending` while an upload waits for its bytes and checks; only `ready` media is usable. */
+  state: Generated<'pending' | 'ready'>;
+  upload_expires_at: Date | null;
 }
 
 export interface ServerSecretsTable {
@@ -193,4 +198,25 @@ export interface McpConnectionsTable {
   connected_at: Generated<Date>;
   last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+export interface ElementsTable {
+  id: string;
+  account_id: string;
+  kind: 'character' | 'object' | 'style' | 'scene';
+  name: string;
+  description: string | null;
+  media_id: string;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+export interface AvatarsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  portrait_media_id: string;
+  voice_model_id: string | null;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
 }

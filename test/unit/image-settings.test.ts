@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
 import { planDebit } from '../../src/domain/credits.ts';
 import { priceImage, validateImageSettings } from '../../src/domain/image-settings.ts';
+import type { ImageModel } from '../../src/domain/model.ts';
 
-const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch')!;
+const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch') as ImageModel;
 const seed = () => 7;
 
 describe('image settings against a model’s capabilities', () => {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { builtinElements } from '../../src/domain/builtin-catalogue.ts';
 import type { ImageSettings } from '../../src/domain/image-settings.ts';
-import type { EngineRequest } from '../../src/engines/engine.ts';
+import type { ElementPicture } from '../../src/engines/engine.ts';
 import { proceduralImageEngine } from '../../src/engines/procedural-image/procedural-image.engine.ts';
 
 const base: ImageSettings = {
@@ -21,7 +21,7 @@ const base: ImageSettings = {
 
 async function render(
   settings: Partial<ImageSettings>,
-  elements: EngineRequest['elements'] = [],
+  elements: readonly ElementPicture[] = [],
 ): Promise<Buffer[]> {
   const progress: number[] = [];
   const result = await proceduralImageEngine.run(

@@ -4,6 +4,7 @@ import { addAccountSchema } from './schema/account.schema.ts';
 import { addApiKeySchema } from './schema/api-key.schema.ts';
 import { addCatalogueSchema } from './schema/catalogue.schema.ts';
 import { addGenerationSchema } from './schema/generation.schema.ts';
+import { addLibrarySchema } from './schema/library.schema.ts';
 import { addMcpSchema } from './schema/mcp.schema.ts';
 import { addSharedTypes } from './schema/shared-types.schema.ts';
 
@@ -13,7 +14,8 @@ export function buildGraphqlSchema(): GraphQLSchema {
   addAccountSchema(builder);
   addApiKeySchema(builder);
   const shared = addSharedTypes(builder);
-  addCatalogueSchema(builder, shared);
+  const { ElementRef } = addCatalogueSchema(builder, shared);
+  addLibrarySchema(builder, shared, ElementRef);
   addGenerationSchema(builder, shared);
   addMcpSchema(builder);
   return builder.toSchema({ sortSchema: false });

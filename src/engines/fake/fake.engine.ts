@@ -37,14 +37,17 @@ export const fakeEngine: Engine = {
     }
     return {
       ok: true,
-      outputs: Array.from({ length: request.settings.count }, () => ({
-        kind: 'image' as const,
-        mimeType: 'image/png',
-        extension: 'png',
-        bytes: pixel,
-        width: 1,
-        height: 1,
-      })),
+      outputs: Array.from(
+        { length: request.kind === 'image' ? request.settings.count : 1 },
+        () => ({
+          kind: 'image' as const,
+          mimeType: 'image/png',
+          extension: 'png',
+          bytes: pixel,
+          width: 1,
+          height: 1,
+        }),
+      ),
     };
   },
 };

@@ -5,6 +5,7 @@ import type {
   EngineRequest,
   EngineResult,
 } from '../engine.ts';
+import { wrongKind } from '../engine.ts';
 import { renderImage } from './render.ts';
 
 const mimeTypes = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
@@ -17,6 +18,7 @@ const extensions = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 export const proceduralImageEngine: Engine = {
   name: 'procedural-image',
   async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
+    if (request.kind !== 'image') return wrongKind(this.name, request.kind);
     const { settings } = request;
     const outputs: EngineOutput[] = [];
     for (let index = 0; index < settings.count; index++) {

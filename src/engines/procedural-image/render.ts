@@ -4,7 +4,10 @@ import type { EngineRequest } from '../engine.ts';
 import { paletteOf, seededRandom } from './palette.ts';
 
 /** Renders image `index` of a request; the same request and index always give the same pixels. */
-export async function renderImage(request: EngineRequest, index: number): Promise<Buffer> {
+export async function renderImage(
+  request: Extract<EngineRequest, { kind: 'image' }>,
+  index: number,
+): Promise<Buffer> {
   const { settings } = request;
   const detail = typeof request.options.detail === 'number' ? request.options.detail : 1;
   const random = seededRandom(settings.prompt, settings.negativePrompt ?? '', settings.seed, index);

@@ -1,7 +1,8 @@
 import { endianness } from 'node:os';
+import type { AudioFormat } from '../../domain/model.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 
-export type AudioFormat = 'wav' | 'mp3' | 'ogg';
+export type { AudioFormat };
 
 export interface EncodedAudio {
   readonly bytes: Buffer;

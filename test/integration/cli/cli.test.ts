@@ -209,7 +209,13 @@ describe('bin/atelier on PostgreSQL', {
     const migrated = await atelier(['migrate'], env);
     assert.equal(migrated.code, 0, migrated.stderr);
     assert.deepEqual(JSON.parse(migrated.stdout), {
-      applied: ['0001-foundation', '0002-generations', '0003-identities', '0004-oauth'],
+      applied: [
+        '0001-foundation',
+        '0002-generations',
+        '0003-identities',
+        '0004-oauth',
+        '0005-library',
+      ],
     });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
 

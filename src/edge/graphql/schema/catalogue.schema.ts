@@ -6,11 +6,15 @@ import { optionalActor } from '../context.ts';
 import { connectionRef } from './common.schema.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
 
-export function addCatalogueSchema(builder: Builder, enums: SharedTypes): void {
+export function addCatalogueSchema(builder: Builder, enums: SharedTypes) {
   const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
     fields: (t) => ({
       unit: t.exposeString('unit', { description: 'image | second | character | request' }),
-      credits: t.exposeInt('credits'),
+      credits: t.exposeInt('credits', { description: 'Credits for every `per` units.' }),
+      per: t.exposeInt('per', {
+        description:
+          'How many units the credits buy, started units rounded up (e.g. 100 characters).',
+      }),
       category: t.exposeString('category', { nullable: true }),
     }),
   });
@@ -82,14 +86,15 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes): void {
         after: t.arg.string(),
       },
       resolve: (_root, args, ctx) =>
-        ctx.services.catalogue.listElements(optionalActor(ctx), args, args.first, args.after),
+        ctx.services.library.listElements(optionalActor(ctx), args, args.first, args.after),
     }),
     getElement: t.field({
       type: ElementRef,
       nullable: true,
       args: { elementId: t.arg.id({ required: true }) },
       resolve: (_root, { elementId }, ctx) =>
-        ctx.services.catalogue.getElement(optionalActor(ctx), elementId),
+        ctx.services.library.getElement(optionalActor(ctx), elementId),
     }),
   }));
+  return { ElementRef };
 }

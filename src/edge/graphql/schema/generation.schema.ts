@@ -107,6 +107,11 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
     }),
   });
 
+  const idempotencyKey = {
+    description:
+      'Same key, same account: the first submission is returned and nothing is charged twice.',
+  };
+
   const GenerateImageInput = builder.inputType('GenerateImageInput', {
     fields: (t) => ({
       modelId: t.id({ required: true }),
@@ -119,10 +124,49 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       seed: t.int(),
       format: t.string(),
       elementIds: t.idList(),
-      idempotencyKey: t.string({
+      idempotencyKey: t.string(idempotencyKey),
+    }),
+  });
+
+  const GenerateVideoInput = builder.inputType('GenerateVideoInput', {
+    fields: (t) => ({
+      modelId: t.id({ required: true }),
+      prompt: t.string({ required: true }),
+      imageMediaId: t.id({ description: 'Image-to-video when set.' }),
+      durationSeconds: t.int(),
+      resolution: t.string(),
+      aspectRatio: t.string(),
+      fps: t.int(),
+      seed: t.int(),
+      elementIds: t.idList(),
+      idempotencyKey: t.string(idempotencyKey),
+    }),
+  });
+
+  const GenerateSpeechInput = builder.inputType('GenerateSpeechInput', {
+    fields: (t) => ({
+      modelId: t.id({ required: true }),
+      voiceModelId: t.id({ required: true }),
+      text: t.string({ required: true }),
+      speed: t.float(),
+      pitch: t.float(),
+      format: t.string(),
+      idempotencyKey: t.string(idempotencyKey),
+    }),
+  });
+
+  const GenerateAvatarVideoInput = builder.inputType('GenerateAvatarVideoInput', {
+    fields: (t) => ({
+      modelId: t.id({ required: true }),
+      avatarId: t.id({ required: true }),
+      script: t.string({
         description:
-          'Same key, same account: the first submission is returned and nothing is charged twice.',
+          "Either a script spoken with the avatar's (or the given) voice, or an uploaded audio.",
       }),
+      voiceModelId: t.id(),
+      audioMediaId: t.id(),
+      resolution: t.string(),
+      idempotencyKey: t.string(idempotencyKey),
     }),
   });
 
@@ -231,7 +275,28 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       nullable: true,
       args: { input: t.arg({ type: GenerateImageInput, required: true }) },
       resolve: (_root, { input }, ctx) =>
-        ctx.services.generations.submitImage(requireActor(ctx), input),
+        ctx.services.generations.submit(requireActor(ctx), 'image', input),
+    }),
+    generateVideo: t.field({
+      type: SubmissionRef,
+      nullable: true,
+      args: { input: t.arg({ type: GenerateVideoInput, required: true }) },
+      resolve: (_root, { input }, ctx) =>
+        ctx.services.generations.submit(requireActor(ctx), 'video', input),
+    }),
+    generateSpeech: t.field({
+      type: SubmissionRef,
+      nullable: true,
+      args: { input: t.arg({ type: GenerateSpeechInput, required: true }) },
+      resolve: (_root, { input }, ctx) =>
+        ctx.services.generations.submit(requireActor(ctx), 'speech', input),
+    }),
+    generateAvatarVideo: t.field({
+      type: SubmissionRef,
+      nullable: true,
+      args: { input: t.arg({ type: GenerateAvatarVideoInput, required: true }) },
+      resolve: (_root, { input }, ctx) =>
+        ctx.services.generations.submit(requireActor(ctx), 'avatar', input),
     }),
     cancelTask: t.field({
       type: TaskRef,

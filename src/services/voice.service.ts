@@ -1,0 +1,98 @@
+import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import { type Page, pageOf } from '../shared/pagination.ts';
+
+/** A voice as the engine knows it (eSpeak NG's list). */
+export interface EngineVoice {
+  readonly id: string;
+  readonly name: string;
+  readonly language: string;
+  readonly gender: 'male' | 'female' | null;
+}
+
+/** A voice as clients see it (contract `VoiceModel`). */
+export interface VoiceModelView {
+  readonly voiceModelId: string;
+  readonly name: string;
+  readonly language: string;
+  readonly gender: string | null;
+  /** A short sample of the voice, free to download. */
+  readonly previewMediaId: string;
+  /** The engine's voice identifier. */
+  readonly engineVoice: string;
+}
+
+const previewPrefix = 'med_voice-';
+
+/**
+ * The voices of speech and avatar generation, read once from the engine. IDs are stable and
+ * readable (`voc_en-gb`); each voice has a preview, a media ID that any caller may turn into a
+ * download URL and that is rendered on first download, at no charge.
+ */
+export class VoiceService {
+  readonly #load: () => Promise<readonly EngineVoice[]>;
+  #voices: Promise<ReadonlyMap<string, VoiceModelView>> | undefined;
+
+  constructor(deps: { listVoices: () => Promise<readonly EngineVoice[]> }) {
+    this.#load = deps.listVoices;
+  }
+
+  /** Voices, optionally of one language: "en" matches en, en-gb, en-us… */
+  async list(
+    language: string | null | undefined,
+    first?: number | null,
+    after?: string | null,
+  ): Promise<Page<VoiceModelView>> {
+    const wanted = language?.trim().toLowerCase();
+    if (wanted !== undefined && !/^[a-z]{2,3}(-[a-z0-9-]{1,20})?$/.test(wanted)) {
+      throw invalidInput([
+        { field: 'language', message: 'must be a language tag such as en or en-gb' },
+      ]);
+    }
+    const voices = [...(await this.#all()).values()].filter(
+      (v) => wanted === undefined || v.language === wanted || v.language.startsWith(`${wanted}-`),
+    );
+    return pageOf(voices, first, after);
+  }
+
+  /** The voice, or 140004 on `field`. */
+  async get(voiceModelId: string, field = 'voiceModelId'): Promise<VoiceModelView> {
+    const voice = (await this.#all()).get(voiceModelId);
+    if (voice === undefined) {
+      throw new AppError(
+        ErrorCode.NotFound,
+        `No voice "${voiceModelId}"; listVoiceModels shows the voices.`,
+        { field },
+      );
+    }
+    return voice;
+  }
+
+  /** The voice whose preview `mediaId` is, or undefined when it is not a preview ID. */
+  async previewOf(mediaId: string): Promise<VoiceModelView | undefined> {
+    if (!mediaId.startsWith(previewPrefix)) return undefined;
+    return (await this.#all()).get(`voc_${mediaId.slice(previewPrefix.length)}`);
+  }
+
+  #all(): Promise<ReadonlyMap<string, VoiceModelView>> {
+    this.#voices ??= this.#load().then(
+      (voices) => new Map(voices.map((v) => toView(v)).map((v) => [v.voiceModelId, v])),
+      (error: unknown) => {
+        this.#voices = undefined; // try again next time
+        throw error;
+      },
+    );
+    return this.#voices;
+  }
+}
+
+function toView(voice: EngineVoice): VoiceModelView {
+  const slug = voice.id.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
+  return {
+    voiceModelId: `voc_${slug}`,
+    name: voice.name,
+    language: voice.language,
+    gender: voice.gender,
+    previewMediaId: `${previewPrefix}${slug}`,
+    engineVoice: voice.id,
+  };
+}
