@@ -7,6 +7,7 @@ import type { Actor } from '../../domain/actor.ts';
 import type { Services } from '../services.ts';
 import { registerAccountTools } from './tools/account.tools.ts';
 import { registerGenerationTools } from './tools/generation.tools.ts';
+import { registerMediaTools } from './tools/media.tools.ts';
 
 const instructions = `Atelier makes images (and, as models are added, video, speech and talking avatars) for the signed-in account, paid with its credits.
 Flow: get_account → list_models (pick a ready, accessible model) → estimate_cost → generate_image with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
@@ -86,6 +87,7 @@ export async function mcpRoutes(
     );
     registerAccountTools(server, actor, o.services);
     registerGenerationTools(server, actor, o.services);
+    registerMediaTools(server, actor, o.services);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     reply.hijack();
     reply.raw.on('close', () => {

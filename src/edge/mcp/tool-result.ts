@@ -25,10 +25,16 @@ export async function runTool(body: () => Promise<CallToolResult>): Promise<Call
       retryable: known.retryable,
       ...known.details,
     };
+    // No structuredContent: clients validate it against the tool's output schema, which
+    // describes success. The details are JSON on the second line of the text.
     return {
       isError: true,
-      content: [{ type: 'text', text: `Error ${known.code}: ${known.message}` }],
-      structuredContent: { error: details },
+      content: [
+        {
+          type: 'text',
+          text: `Error ${known.code}: ${known.message}\n${JSON.stringify({ error: details })}`,
+        },
+      ],
     };
   }
 }

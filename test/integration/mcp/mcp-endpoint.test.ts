@@ -18,6 +18,14 @@ import {
 import { seedAccount } from '../../helpers/seed.ts';
 
 const clientId = 'atelier-local-tools';
+
+/** The error code of a tool result with isError: JSON details on the text's second line. */
+function toolErrorCode(result: object): string {
+  const { isError, content } = result as { isError?: boolean; content?: unknown };
+  assert.equal(isError, true);
+  const [text] = content as { type: string; text: string }[];
+  return (JSON.parse(text!.text.split('\n')[1]!) as { error: { code: string } }).error.code;
+}
 const redirectUri = 'http://localhost:45999/oauth/callback';
 
 describeEachBackend(
@@ -194,6 +202,97 @@ describeEachBackend(
       }
     });
 
+    it('voices, speech, avatars and video: the media tools, with resource links to the results', async () => {
+      const { token, apiKey } = await connected();
+      const client = await mcpClient(token);
+      try {
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        for (const name of [
+          'list_voice_models',
+          'list_avatars',
+          'generate_video',
+          'generate_speech',
+          'generate_avatar_video',
+        ]) {
+          assert.ok(names.includes(name), name);
+        }
+        const voices = (
+          await client.callTool({ name: 'list_voice_models', arguments: { language: 'en' } })
+        ).structuredContent as { voices: { voice_model_id: string; language: string }[] };
+        assert.ok(voices.voices.some((v) => v.voice_model_id === 'voc_en-gb'));
+        assert.ok(voices.voices.every((v) => v.language.startsWith('en')));
+
+        const submitted = (
+          await client.callTool({
+            name: 'generate_speech',
+            arguments: {
+              model_id: 'mdl_atelier-voice',
+              voice_model_id: 'voc_en-gb',
+              text: 'Hello from an agent.',
+              format: 'mp3',
+              idempotency_key: 'speech-1',
+            },
+          })
+        ).structuredContent as { task_id: string; credits_charged: number };
+        assert.equal(submitted.credits_charged, 1);
+        const done = await client.callTool({
+          name: 'wait_for_generation',
+          arguments: { task_id: submitted.task_id, timeout_seconds: 30 },
+        });
+        const result = done.structuredContent as {
+          finish_code: number;
+          media: { kind: string; mime_type: string; duration_ms: number; download_url: string }[];
+        };
+        assert.equal(result.finish_code, 0);
+        assert.deepEqual(
+          [result.media[0]!.kind, result.media[0]!.mime_type],
+          ['audio', 'audio/mpeg'],
+        );
+        assert.ok(result.media[0]!.duration_ms > 500);
+        const link = (done.content as { type: string; uri?: string; mimeType?: string }[]).find(
+          (c) => c.type === 'resource_link',
+        );
+        assert.deepEqual(
+          [link?.uri, link?.mimeType],
+          [result.media[0]!.download_url, 'audio/mpeg'],
+        );
+        assert.equal((await fetch(link!.uri!)).status, 200);
+
+        // The avatar tools see only this account's avatars; a foreign one is refused, uncharged.
+        const avatars = (await client.callTool({ name: 'list_avatars', arguments: {} }))
+          .structuredContent as { avatars: unknown[] };
+        assert.deepEqual(avatars.avatars, []);
+        const refused = await client.callTool({
+          name: 'generate_avatar_video',
+          arguments: {
+            model_id: 'mdl_atelier-avatar',
+            avatar_id: 'ava_someone-else',
+            script: 'hi',
+            idempotency_key: 'avatar-1',
+          },
+        });
+        assert.equal(refused.isError, true);
+        assert.equal(toolErrorCode(refused), '140004');
+        const video = await client.callTool({
+          name: 'generate_video',
+          arguments: {
+            model_id: 'mdl_atelier-motion',
+            prompt: 'x',
+            resolution: '1080p',
+            duration_seconds: 10,
+            idempotency_key: 'video-1',
+          },
+        });
+        assert.equal(toolErrorCode(video), '120002');
+        const balance = await graphql<{
+          getUserByPrivateId: { creditBalances: { amount: number }[] };
+        }>(t.url, { query: '{ getUserByPrivateId { creditBalances { amount } } }', apiKey });
+        assert.equal(balance.body.data!.getUserByPrivateId.creditBalances[0]!.amount, 19);
+      } finally {
+        await client.close();
+      }
+    });
+
     it('a domain error is a tool result with isError and the code, not a protocol error', async () => {
       const { token } = await connected();
       const client = await mcpClient(token);
@@ -203,7 +302,7 @@ describeEachBackend(
           arguments: { model_id: 'mdl_atelier-studio', prompt: 'x', idempotency_key: 'k' },
         });
         assert.equal(res.isError, true);
-        assert.equal((res.structuredContent as { error: { code: string } }).error.code, '110202');
+        assert.equal(toolErrorCode(res), '110202');
       } finally {
         await client.close();
       }

@@ -64,20 +64,21 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
     {
       title: 'Elements',
       description:
-        'Reusable characters, objects, styles and scenes to pass as element_ids to generate_image.',
+        'Reusable characters, objects, styles and scenes to pass as element_ids to generate_image or generate_video: the public library and your own.',
       inputSchema: { kind: z.enum(['character', 'object', 'style', 'scene']).optional() },
       outputSchema: { elements: z.array(z.record(z.string(), z.unknown())) },
       annotations: readOnly,
     },
     ({ kind }) =>
       runTool(async () => {
-        const page = services.catalogue.listElements(actor, { kind }, 100);
+        const page = await services.library.listElements(actor, { kind }, 100);
         return toolResult({
           elements: page.nodes.map((e) => ({
             element_id: e.elementId,
             kind: e.kind,
             name: e.name,
             description: e.description,
+            public: e.accountId === null,
           })),
         });
       }),

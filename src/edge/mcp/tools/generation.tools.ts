@@ -1,6 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
+import type { GenerationKind } from '../../../domain/model.ts';
 import type { ContentView, TaskView } from '../../../services/generation-views.ts';
 import type { Services } from '../../services.ts';
 import { runTool, toolResult } from '../tool-result.ts';
@@ -23,9 +25,11 @@ const generationOutput = {
   media: z.array(
     z.object({
       media_id: z.string(),
+      kind: z.string(),
       mime_type: z.string(),
       width: z.number().nullable(),
       height: z.number().nullable(),
+      duration_ms: z.number().nullable(),
       download_url: z.string(),
       expires_at: z.string(),
     }),
@@ -52,24 +56,55 @@ function generation(content: ContentView) {
     ...task(content.task),
     media: content.media.map((m) => ({
       media_id: m.mediaId,
+      kind: m.kind,
       mime_type: m.mimeType,
       width: m.width,
       height: m.height,
+      duration_ms: m.durationMs,
       download_url: m.download.url,
       expires_at: m.download.expiresAt.toISOString(),
     })),
   };
 }
 
-/** Generation tools: submit (charged, idempotent), follow, download, list, cancel. */
-export function registerGenerationTools(server: McpServer, actor: Actor, services: Services): void {
+/**
+ * A generation as a tool result: the structured state, and each finished file as a
+ * `resource_link` (its expiring download URL) that a client can fetch or show.
+ */
+function generationResult(content: ContentView): CallToolResult {
+  const result = toolResult(generation(content));
+  const links = content.media.map((m, i) => ({
+    type: 'resource_link' as const,
+    uri: m.download.url,
+    name: `${content.contentId}-${i + 1}`,
+    mimeType: m.mimeType,
+    description: `${m.kind}, expires ${m.download.expiresAt.toISOString()}`,
+  }));
+  return { ...result, content: [...result.content, ...links] };
+}
+
+/**
+ * A charged, idempotent submission tool: the same shape for every kind; the arguments are the
+ * GraphQL input in snake_case, validated by the same service.
+ */
+export function registerSubmitTool(
+  server: McpServer,
+  actor: Actor,
+  services: Services,
+  tool: {
+    name: string;
+    title: string;
+    kind: GenerationKind;
+    what: string;
+    shape: Record<string, z.ZodType>;
+  },
+): void {
   server.registerTool(
-    'generate_image',
+    tool.name,
     {
-      title: 'Generate images',
-      description:
-        'Starts an image generation and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice. Then call wait_for_generation with the task_id.',
-      inputSchema: { ...imageInputShape(), idempotency_key: z.string().min(1).max(200) },
+      title: tool.title,
+      description: `Starts ${tool.what} and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice. Then call wait_for_generation with the task_id.`,
+      inputSchema: { ...tool.shape, idempotency_key: z.string().min(1).max(200) },
       outputSchema: {
         content_id: z.string(),
         task_id: z.string(),
@@ -83,9 +118,9 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         openWorldHint: false,
       },
     },
-    (args) =>
+    (args: Record<string, unknown>) =>
       runTool(async () => {
-        const submitted = await services.generations.submitImage(actor, fromSnakeCase(args));
+        const submitted = await services.generations.submit(actor, tool.kind, fromSnakeCase(args));
         const content = await services.results.getContent(actor, submitted.contentId);
         return toolResult({
           content_id: submitted.contentId,
@@ -95,6 +130,17 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         });
       }),
   );
+}
+
+/** Generation tools: submit (charged, idempotent), follow, download, list, cancel. */
+export function registerGenerationTools(server: McpServer, actor: Actor, services: Services): void {
+  registerSubmitTool(server, actor, services, {
+    name: 'generate_image',
+    title: 'Generate images',
+    kind: 'image',
+    what: 'an image generation',
+    shape: imageInputShape(),
+  });
 
   server.registerTool(
     'get_generation',
@@ -112,9 +158,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     },
     ({ content_id }) =>
-      runTool(async () =>
-        toolResult(generation(await services.results.getContent(actor, content_id))),
-      ),
+      runTool(async () => generationResult(await services.results.getContent(actor, content_id))),
   );
 
   server.registerTool(
@@ -158,7 +202,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
           extra.signal.removeEventListener('abort', onAbort);
         }
         const id = contentId ?? (await services.results.getTask(actor, task_id)).contentId;
-        return toolResult(generation(await services.results.getContent(actor, id)));
+        return generationResult(await services.results.getContent(actor, id));
       }),
   );
 
