@@ -15,6 +15,8 @@ export interface VoiceModelView {
   readonly name: string;
   readonly language: string;
   readonly gender: string | null;
+  /** Null for the language's own voice; e.g. "female" for another timbre of it. */
+  readonly variant: string | null;
   /** A short sample of the voice, free to download. */
   readonly previewMediaId: string;
   /** The engine's voice identifier. */
@@ -75,7 +77,7 @@ export class VoiceService {
 
   #all(): Promise<ReadonlyMap<string, VoiceModelView>> {
     this.#voices ??= this.#load().then(
-      (voices) => new Map(voices.map((v) => toView(v)).map((v) => [v.voiceModelId, v])),
+      (voices) => new Map(voices.flatMap(withVariants).map((v) => [v.voiceModelId, v] as const)),
       (error: unknown) => {
         this.#voices = undefined; // try again next time
         throw error;
@@ -85,14 +87,28 @@ export class VoiceService {
   }
 }
 
-function toView(voice: EngineVoice): VoiceModelView {
+/**
+ * Each language twice: its own voice (eSpeak's, male) and a female variant of it (eSpeak's
+ * `+f2`), e.g. `voc_en-gb` and `voc_en-gb-female`.
+ */
+function withVariants(voice: EngineVoice): VoiceModelView[] {
   const slug = voice.id.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
-  return {
-    voiceModelId: `voc_${slug}`,
-    name: voice.name,
+  const view = (
+    suffix: string,
+    variant: string | null,
+    engineVoice: string,
+    gender: string | null,
+  ) => ({
+    voiceModelId: `voc_${slug}${suffix}`,
+    name: variant === null ? voice.name : `${voice.name}, ${variant}`,
     language: voice.language,
-    gender: voice.gender,
-    previewMediaId: `${previewPrefix}${slug}`,
-    engineVoice: voice.id,
-  };
+    gender,
+    variant,
+    previewMediaId: `${previewPrefix}${slug}${suffix}`,
+    engineVoice,
+  });
+  return [
+    view('', null, voice.id, voice.gender),
+    view('-female', 'female', `${voice.id}+f2`, 'female'),
+  ];
 }

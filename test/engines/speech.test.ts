@@ -119,8 +119,16 @@ describe('synthesize', () => {
     assert.ok(ratioOfPhonemes > 5.8 && ratioOfPhonemes < 6.2, `${ratioOfPhonemes}`);
   });
 
-  it('rejects an unknown voice, naming it', async () => {
+  it('rejects an unknown voice or variant, naming it', async () => {
     await assert.rejects(say('Hello', { voice: 'xx-nowhere' }), /xx-nowhere/);
+    await assert.rejects(say('Hello', { voice: 'en-gb+nope' }), /en-gb\+nope/);
+  });
+
+  it('a variant (en-gb+f2) speaks the same language in another timbre', async () => {
+    const plain = await say('Hello there, how are you?', { voice: 'en-gb' });
+    const female = await say('Hello there, how are you?', { voice: 'en-gb+f2' });
+    assert.notDeepEqual(female.samples, plain.samples);
+    assert.ok(female.phonemes.length > 5);
   });
 
   it('on abort rejects at once with the reason, and works again afterwards', async () => {

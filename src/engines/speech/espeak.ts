@@ -3,7 +3,10 @@ import { EspeakWorkerHost } from './espeak-worker-host.ts';
 
 /** One eSpeak NG voice (a language or accent; eSpeak's variants are not listed). */
 export interface VoiceInfo {
-  /** What `synthesize` takes: the voice's language tag, e.g. "en-gb", "de", "en-us". */
+  /**
+   * What `synthesize` takes: the voice's language tag, e.g. "en-gb", "de", "en-us"; with a
+   * variant of `voiceVariants` after a plus ("en-gb+f2") for another timbre.
+   */
   readonly id: string;
   /** Readable, e.g. "English (Great Britain)". */
   readonly name: string;

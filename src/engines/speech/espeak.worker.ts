@@ -11,7 +11,7 @@ import initializeEspeak, {
 import type { PhonemeTiming } from './espeak.ts';
 import type { SynthesizedChunks, WorkerReply, WorkerRequest } from './espeak-protocol.ts';
 import { phonemeTimings } from './phoneme-timeline.ts';
-import { type CatalogVoice, catalogVoices } from './voice-catalog.ts';
+import { type CatalogVoice, catalogVoices, voiceVariants } from './voice-catalog.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('espeak.worker.ts must run in a worker thread');
@@ -44,8 +44,9 @@ port.on('message', (request: WorkerRequest) => {
       reply({ id: request.id, kind: 'voices', voices: catalog.map((voice) => voice.info) });
       return;
     }
-    const voice = byId.get(request.voice);
-    if (voice === undefined) {
+    const [id = '', variant] = request.voice.split('+');
+    const voice = byId.get(id);
+    if (voice === undefined || (variant !== undefined && !voiceVariants.includes(variant))) {
       reply({
         id: request.id,
         kind: 'error',
@@ -54,7 +55,7 @@ port.on('message', (request: WorkerRequest) => {
       });
       return;
     }
-    const audio = synthesizeChunks(voice, request);
+    const audio = synthesizeChunks(voice, variant, request);
     reply({ id: request.id, kind: 'synthesize', audio }, [audio.samples.buffer as ArrayBuffer]);
   } catch (error) {
     const said = diagnostics.length > 0 ? ` (eSpeak said: ${diagnostics.join(' | ')})` : '';
@@ -68,9 +69,13 @@ function reply(message: WorkerReply, transfer: ArrayBuffer[] = []): void {
 
 function synthesizeChunks(
   voice: CatalogVoice,
+  variant: string | undefined,
   request: Extract<WorkerRequest, { kind: 'synthesize' }>,
 ): SynthesizedChunks {
-  select(espeak, voice.espeakIdentifier);
+  select(
+    espeak,
+    variant === undefined ? voice.espeakIdentifier : `${voice.espeakIdentifier}+${variant}`,
+  );
   // Rate and pitch stay set between calls in this long-lived instance: set both every time.
   espeak.set_rate(request.wordsPerMinute);
   espeak.set_pitch(request.pitch);

@@ -52,3 +52,12 @@ export function catalogVoices(raw: readonly RawVoice[]): CatalogVoice[] {
 function lastSegment(identifier: string): string {
   return identifier.slice(identifier.lastIndexOf('/') + 1);
 }
+
+/**
+ * eSpeak NG's voice variants (`en-gb+f2`): the same language with another timbre. eSpeak
+ * ignores an unknown variant silently, so only these are accepted.
+ */
+export const voiceVariants: readonly string[] = [
+  ...['f1', 'f2', 'f3', 'f4', 'f5'],
+  ...['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'],
+];

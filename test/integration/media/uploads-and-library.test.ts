@@ -395,7 +395,14 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
     const { apiKey } = await seedAccount(t.app);
     type Voices = {
       listVoiceModels: {
-        nodes: { voiceModelId: string; name: string; language: string; previewMediaId: string }[];
+        nodes: {
+          voiceModelId: string;
+          name: string;
+          language: string;
+          variant: string | null;
+          gender: string | null;
+          previewMediaId: string;
+        }[];
         pageInfo: { hasNextPage: boolean };
       };
     };
@@ -409,13 +416,16 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
     // Public: no credential needed.
     const english = await graphql<Voices>(t.url, {
       query:
-        '{ listVoiceModels(language: "EN") { nodes { voiceModelId name language previewMediaId } } }',
+        '{ listVoiceModels(language: "EN") { nodes { voiceModelId name language variant gender previewMediaId } } }',
     });
     const nodes = english.body.data!.listVoiceModels.nodes;
     assert.ok(nodes.length >= 3, JSON.stringify(nodes));
     assert.ok(nodes.every((v) => v.language === 'en' || v.language.startsWith('en-')));
     const gb = nodes.find((v) => v.voiceModelId === 'voc_en-gb');
-    assert.ok(gb !== undefined && /English/.test(gb.name));
+    assert.ok(gb !== undefined && /English/.test(gb.name) && gb.variant === null);
+    // Each language also has a female variant.
+    const gbFemale = nodes.find((v) => v.voiceModelId === 'voc_en-gb-female');
+    assert.deepEqual([gbFemale?.variant, gbFemale?.gender], ['female', 'female']);
     assert.deepEqual(
       errorCodes(
         await graphql(t.url, { query: '{ listVoiceModels(language: "e n") { nodes { name } } }' }),

@@ -20,6 +20,10 @@ export function addLibrarySchema(
       name: t.exposeString('name'),
       language: t.exposeString('language'),
       gender: t.exposeString('gender', { nullable: true }),
+      variant: t.exposeString('variant', {
+        nullable: true,
+        description: 'Null for the language’s own voice; e.g. "female" for another timbre of it.',
+      }),
       previewMediaId: t.exposeID('previewMediaId', {
         nullable: true,
         description: 'A short sample; getDownloadUrls gives it to any account, free.',

@@ -40,6 +40,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
             name: v.name,
             language: v.language,
             gender: v.gender,
+            variant: v.variant,
             preview_media_id: v.previewMediaId,
           })),
           next_cursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
