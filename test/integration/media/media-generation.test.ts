@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -18,6 +21,17 @@ import {
   uploadOk,
 } from '../../helpers/media.ts';
 import { seedAccount } from '../../helpers/seed.ts';
+
+/** ffmpeg processes started by this process (the app under test runs in it). */
+async function ffmpegChildren(): Promise<string[]> {
+  const { stdout } = await promisify(execFile)('ps', [
+    '-o',
+    'pid=,ppid=,comm=',
+    '--ppid',
+    String(process.pid),
+  ]);
+  return stdout.split('\n').filter((line) => /ffmpeg/.test(line));
+}
 
 type Kind = 'Image' | 'Video' | 'Speech' | 'AvatarVideo';
 
@@ -273,6 +287,39 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
     assert.equal(credits, 2);
     // Loud first second, silent second: the mouth is open in the first and closed in the second.
     assert.ok(meanDifference(await frameAt(bytes, 0.5), await frameAt(bytes, 1.7)) > 0.05);
+  });
+
+  it('cancelling a running video kills its ffmpeg at once, refunds, and stores nothing', async () => {
+    const { apiKey, account } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const res = await submit(t.url, apiKey, 'Video', {
+      modelId: 'mdl_atelier-motion',
+      prompt: 'a long slow night',
+      resolution: '1080p',
+      durationSeconds: 5,
+    });
+    const { taskId } = res.body.data!.generateVideo!;
+    await waitForTask(t.url, apiKey, taskId, (task) => task.status === 'running');
+    // Let the encoder start.
+    const deadline = Date.now() + 5000;
+    while ((await ffmpegChildren()).length === 0 && Date.now() < deadline) await sleep(50);
+    assert.ok((await ffmpegChildren()).length > 0, 'ffmpeg is running');
+    const cancelled = await gqlOk<{ cancelTask: { finishCode: number } }>(
+      t.url,
+      apiKey,
+      'mutation X($id: ID!) { cancelTask(taskId: $id) { finishCode } }',
+      { id: taskId },
+    );
+    assert.equal(cancelled.cancelTask.finishCode, 2);
+    const gone = Date.now() + 3000;
+    while ((await ffmpegChildren()).length > 0 && Date.now() < gone) await sleep(50);
+    assert.deepEqual(await ffmpegChildren(), [], 'no ffmpeg left behind');
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
+    const media = await database.db
+      .selectFrom('media')
+      .select('id')
+      .where('account_id', '=', account.id)
+      .execute();
+    assert.deepEqual(media, []);
   });
 
   it('bad inputs are refused before any charge', async () => {
