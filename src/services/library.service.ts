@@ -244,13 +244,9 @@ export class LibraryService {
     };
   }
 
-  /** An avatar of the account; `includeDeleted` for a task submitted before the deletion. */
-  async getAvatar(
-    actor: Actor,
-    avatarId: string,
-    options: { includeDeleted?: boolean } = {},
-  ): Promise<AvatarView> {
-    const row = await findAvatar(this.#deps.db, actor.accountId, avatarId, options);
+  /** A live avatar of the account, or 140004. */
+  async getAvatar(actor: Actor, avatarId: string): Promise<AvatarView> {
+    const row = await findAvatar(this.#deps.db, actor.accountId, avatarId);
     if (row === undefined) {
       throw new AppError(ErrorCode.NotFound, `No avatar "${avatarId}" in this account.`, {
         field: 'avatarId',

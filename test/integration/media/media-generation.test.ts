@@ -289,6 +289,55 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
     assert.ok(meanDifference(await frameAt(bytes, 0.5), await frameAt(bytes, 1.7)) > 0.05);
   });
 
+  it('an avatar or element deleted after submission does not fail the generations naming it', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const picture = await uploadOk(t.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: await testPicture(),
+    });
+    const { createAvatar, createElement } = await gqlOk<{
+      createAvatar: { avatarId: string };
+      createElement: { elementId: string };
+    }>(
+      t.url,
+      apiKey,
+      `mutation M($a: CreateAvatarInput!, $e: CreateElementInput!) {
+        createAvatar(input: $a) { avatarId } createElement(input: $e) { elementId } }`,
+      {
+        a: { name: 'Dee', portraitMediaId: picture },
+        e: { kind: 'object', name: 'pin', mediaId: picture },
+      },
+    );
+    const avatar = await submit(t.url, apiKey, 'AvatarVideo', {
+      modelId: 'mdl_atelier-avatar',
+      avatarId: createAvatar.avatarId,
+      script: 'Still here.',
+    });
+    const video = await submit(t.url, apiKey, 'Video', {
+      modelId: 'mdl_atelier-motion',
+      prompt: 'x',
+      resolution: '480p',
+      aspectRatio: '1:1',
+      durationSeconds: 1,
+      elementIds: [createElement.elementId],
+    });
+    await gqlOk(
+      t.url,
+      apiKey,
+      'mutation D($a: ID!, $e: ID!) { deleteAvatar(avatarId: $a) deleteElement(elementId: $e) }',
+      {
+        a: createAvatar.avatarId,
+        e: createElement.elementId,
+      },
+    );
+    for (const res of [avatar, video]) {
+      const { taskId } = Object.values(res.body.data!)[0]!;
+      const task = await waitForTask(t.url, apiKey, taskId, undefined, 60_000);
+      assert.equal(task.finishCode, 0, task.finishMessage ?? '');
+    }
+  });
+
   it('cancelling a running video kills its ffmpeg at once, refunds, and stores nothing', async () => {
     const { apiKey, account } = await seedAccount(t.app, { credits: { standard: 100 } });
     const res = await submit(t.url, apiKey, 'Video', {
