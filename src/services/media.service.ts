@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises';
+import sharp from 'sharp';
 import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
@@ -67,6 +68,24 @@ export class MediaService {
       );
     }
     return mediaIds.map((id) => this.#signer.sign(id));
+  }
+
+  /**
+   * A small WebP of an image of the account (for clients that show results inline), at most
+   * `maxSide` pixels a side; null when the media is not an image.
+   */
+  async thumbnail(actor: Actor, mediaId: string, maxSide = 512): Promise<Buffer | null> {
+    const [media] = await findAccountMedia(this.#db, actor.accountId, [mediaId]);
+    if (media === undefined) {
+      throw new AppError(ErrorCode.NotFound, `No media "${mediaId}" in this account.`, {
+        field: 'mediaId',
+      });
+    }
+    if (media.kind !== 'image') return null;
+    return sharp(await this.#storage.get(media.storage_key))
+      .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 80 })
+      .toBuffer();
   }
 
   /** The file behind a download URL, or null when the signature is wrong or expired. */

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SignJWT } from 'jose';
+import sharp from 'sharp';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -197,6 +199,36 @@ describeEachBackend(
         const download = await fetch(result.media[0]!.download_url);
         assert.equal(download.status, 200);
         assert.equal(download.headers.get('content-type'), result.media[0]!.mime_type);
+
+        // On request, the finished image comes inline too (a small WebP), beside its link.
+        const shown = await client.callTool({
+          name: 'get_generation',
+          arguments: { content_id: submitted.content_id, inline_images: true },
+        });
+        const items = shown.content as {
+          type: string;
+          mimeType?: string;
+          data?: string;
+          uri?: string;
+        }[];
+        assert.deepEqual(
+          items.map((c) => c.type),
+          ['text', 'resource_link', 'image'],
+        );
+        const inline = Buffer.from(items[2]!.data!, 'base64');
+        const meta = await sharp(inline).metadata();
+        assert.deepEqual(
+          [items[2]!.mimeType, meta.format, meta.width, meta.height],
+          ['image/webp', 'webp', 512, 512],
+        );
+        const plain = await client.callTool({
+          name: 'get_generation',
+          arguments: { content_id: submitted.content_id },
+        });
+        assert.deepEqual(
+          (plain.content as { type: string }[]).map((c) => c.type),
+          ['text', 'resource_link'],
+        );
       } finally {
         await client.close();
       }
@@ -306,6 +338,36 @@ describeEachBackend(
       } finally {
         await client.close();
       }
+    });
+
+    it('tokens signed by the real key but expired, for another audience or without the scope are refused', async () => {
+      const { account } = await seedAccount(t.app);
+      const { key, kid } = t.app.oauth.keys.signingKey;
+      const now = Math.floor(Date.now() / 1000);
+      const mint = (claims: { aud?: string; scope?: string; exp?: number }) =>
+        new SignJWT({ client_id: clientId, scope: claims.scope ?? 'mcp:access' })
+          .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+          .setIssuer(t.url)
+          .setAudience(claims.aud ?? `${t.url}/mcp`)
+          .setSubject(account.id)
+          .setJti(`test-${Math.random()}`)
+          .setIssuedAt(now - 60)
+          .setExpirationTime(claims.exp ?? now + 600)
+          .sign(key);
+      for (const token of [
+        await mint({ exp: now - 1 }),
+        await mint({ aud: `${t.url}/graphql` }),
+        await mint({ aud: 'https://elsewhere.example/mcp' }),
+      ]) {
+        const res = await post({ authorization: `Bearer ${token}` });
+        assert.equal(res.status, 401);
+        assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+      }
+      const scopeless = await post({ authorization: `Bearer ${await mint({ scope: 'profile' })}` });
+      assert.equal(scopeless.status, 403);
+      assert.match(scopeless.headers.get('www-authenticate') ?? '', /error="insufficient_scope"/);
+      // Valid in every claim but never issued (no stored row): refused as well.
+      assert.equal((await post({ authorization: `Bearer ${await mint({})}` })).status, 401);
     });
 
     it('a revoked connection, a deleted account and a foreign Origin are refused', async () => {

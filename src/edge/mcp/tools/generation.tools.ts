@@ -71,7 +71,10 @@ function generation(content: ContentView) {
  * A generation as a tool result: the structured state, and each finished file as a
  * `resource_link` (its expiring download URL) that a client can fetch or show.
  */
-function generationResult(content: ContentView): CallToolResult {
+async function generationResult(
+  content: ContentView,
+  inline: { actor: Actor; services: Services } | null,
+): Promise<CallToolResult> {
   const result = toolResult(generation(content));
   const links = content.media.map((m, i) => ({
     type: 'resource_link' as const,
@@ -80,8 +83,26 @@ function generationResult(content: ContentView): CallToolResult {
     mimeType: m.mimeType,
     description: `${m.kind}, expires ${m.download.expiresAt.toISOString()}`,
   }));
-  return { ...result, content: [...result.content, ...links] };
+  const images = [];
+  if (inline !== null) {
+    for (const m of content.media) {
+      const thumbnail = await inline.services.media.thumbnail(inline.actor, m.mediaId);
+      if (thumbnail !== null) {
+        images.push({
+          type: 'image' as const,
+          data: thumbnail.toString('base64'),
+          mimeType: 'image/webp',
+        });
+      }
+    }
+  }
+  return { ...result, content: [...result.content, ...links, ...images] };
 }
+
+const inlineImages = z
+  .boolean()
+  .optional()
+  .describe('Also return each finished image inline, as a WebP of at most 512 pixels a side');
 
 /**
  * A charged, idempotent submission tool: the same shape for every kind; the arguments are the
@@ -148,7 +169,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       title: 'A generation',
       description:
         'Status, finish code (0 = success) and media of a generation, with fresh download links.',
-      inputSchema: { content_id: z.string() },
+      inputSchema: { content_id: z.string(), inline_images: inlineImages },
       outputSchema: generationOutput,
       annotations: {
         readOnlyHint: true,
@@ -157,8 +178,13 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         openWorldHint: false,
       },
     },
-    ({ content_id }) =>
-      runTool(async () => generationResult(await services.results.getContent(actor, content_id))),
+    ({ content_id, inline_images }) =>
+      runTool(async () =>
+        generationResult(
+          await services.results.getContent(actor, content_id),
+          inline_images ? { actor, services } : null,
+        ),
+      ),
   );
 
   server.registerTool(
@@ -169,6 +195,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       inputSchema: {
         task_id: z.string(),
         timeout_seconds: z.number().int().min(1).max(maxWaitSeconds).optional(),
+        inline_images: inlineImages,
       },
       outputSchema: generationOutput,
       annotations: {
@@ -178,7 +205,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         openWorldHint: false,
       },
     },
-    ({ task_id, timeout_seconds }, extra) =>
+    ({ task_id, timeout_seconds, inline_images }, extra) =>
       runTool(async () => {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), (timeout_seconds ?? 30) * 1000);
@@ -202,7 +229,10 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
           extra.signal.removeEventListener('abort', onAbort);
         }
         const id = contentId ?? (await services.results.getTask(actor, task_id)).contentId;
-        return generationResult(await services.results.getContent(actor, id));
+        return generationResult(
+          await services.results.getContent(actor, id),
+          inline_images ? { actor, services } : null,
+        );
       }),
   );
 
