@@ -298,16 +298,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     logger: { level: config.logLevel, redact, stream: overrides.logStream ?? process.stdout },
     genReqId: requestIdOf,
     trustProxy: false,
+    bodyLimit: config.maxBodyBytes,
   });
   http.addHook('onClose', async () => core.close());
   if (config.workerConcurrency > 0) core.startWorkers(http.log);
   await http.register(httpPlugin, { services: core.services });
   const schema = buildGraphqlSchema();
-  await http.register(graphqlPlugin, { services: core.services, schema });
+  await http.register(graphqlPlugin, {
+    services: core.services,
+    schema,
+    limits: config.graphqlLimits,
+    maxBodyBytes: config.maxBodyBytes,
+  });
   const webSocket = attachGraphqlWebSocket({
     schema,
     services: core.services,
     log: http.log,
+    queryLimits: config.graphqlLimits,
     ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
   });
   http.server.on('upgrade', (request, socket, head) =>

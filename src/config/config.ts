@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
 import { modelsSchema } from './models.schema.ts';
+import { defaultQueryLimits, type QueryLimits } from './query-limits.ts';
 
 /**
  * Configuration is read once, at start, from the environment and an optional JSON file
@@ -35,6 +36,10 @@ export interface Config {
   readonly taskMaxAttempts: number;
   /** Lifetime of signed download URLs. */
   readonly mediaUrlTtlMs: number;
+  /** Size and cost limits of GraphQL documents, and whether introspection is answered. */
+  readonly graphqlLimits: QueryLimits;
+  /** Largest request body outside uploads (GraphQL variables included). */
+  readonly maxBodyBytes: number;
   /** Limits on uploaded media (createUpload, PUT /uploads/:id). */
   readonly uploads: UploadConfig;
   /** ffmpeg and ffprobe; null for the binaries the npm packages ship. */
@@ -153,6 +158,15 @@ const schema = z.object({
   TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
   MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
+  NODE_ENV: z.string().optional(),
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
+  GRAPHQL_MAX_DEPTH: wholeNumber(2, 100),
+  GRAPHQL_MAX_ALIASES: wholeNumber(0, 1000),
+  GRAPHQL_MAX_ROOT_FIELDS: wholeNumber(1, 1000),
+  GRAPHQL_MAX_COST: wholeNumber(1, 10_000_000),
+  GRAPHQL_MAX_TOKENS: wholeNumber(10, 1_000_000),
+  GRAPHQL_MAX_LENGTH: wholeNumber(100, 10_000_000),
+  MAX_BODY_BYTES: wholeNumber(1024, 100 * 1024 * 1024),
   UPLOAD_MAX_BYTES: wholeNumber(1024, 1024 ** 3),
   UPLOAD_MAX_IMAGE_PIXELS: wholeNumber(16, 16_384),
   UPLOAD_MAX_AUDIO_SECONDS: wholeNumber(1, 3600),
@@ -216,6 +230,13 @@ const defaults = {
   TASK_MAX_ATTEMPTS: '3',
   MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
   SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
+  GRAPHQL_MAX_DEPTH: String(defaultQueryLimits.maxDepth),
+  GRAPHQL_MAX_ALIASES: String(defaultQueryLimits.maxAliases),
+  GRAPHQL_MAX_ROOT_FIELDS: String(defaultQueryLimits.maxRootFields),
+  GRAPHQL_MAX_COST: String(defaultQueryLimits.maxCost),
+  GRAPHQL_MAX_TOKENS: String(defaultQueryLimits.maxTokens),
+  GRAPHQL_MAX_LENGTH: String(defaultQueryLimits.maxLength),
+  MAX_BODY_BYTES: String(256 * 1024), // 256 KiB
   UPLOAD_MAX_BYTES: String(50 * 1024 * 1024), // 50 MiB
   UPLOAD_MAX_IMAGE_PIXELS: '8192', // per side
   UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
@@ -284,6 +305,18 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
+    graphqlLimits: {
+      maxDepth: values.GRAPHQL_MAX_DEPTH,
+      maxAliases: values.GRAPHQL_MAX_ALIASES,
+      maxRootFields: values.GRAPHQL_MAX_ROOT_FIELDS,
+      maxCost: values.GRAPHQL_MAX_COST,
+      maxTokens: values.GRAPHQL_MAX_TOKENS,
+      maxLength: values.GRAPHQL_MAX_LENGTH,
+      // On by default in development; off in production unless asked for.
+      introspection:
+        (values.GRAPHQL_INTROSPECTION ?? String(values.NODE_ENV !== 'production')) === 'true',
+    },
+    maxBodyBytes: values.MAX_BODY_BYTES,
     uploads: {
       maxBytes: values.UPLOAD_MAX_BYTES,
       maxImagePixels: values.UPLOAD_MAX_IMAGE_PIXELS,

@@ -15,6 +15,7 @@ export const ErrorCode = {
   InsufficientCredits: '130001',
   NotFound: '140004',
   RateLimited: '150029',
+  QueryTooLarge: '150030',
   Internal: '190000',
 } as const;
 

@@ -2,9 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import mercurius from 'mercurius';
 import type { AuthResult } from '../../auth/authenticate.ts';
+import type { QueryLimits } from '../../config/query-limits.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
 import { errorBody, flattenErrors, toGraphqlError } from './error-formatter.ts';
+import { checkSource, limitRules } from './limits.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,7 +22,7 @@ declare module 'fastify' {
  */
 export async function graphqlPlugin(
   app: FastifyInstance,
-  opts: { services: Services; schema: GraphQLSchema },
+  opts: { services: Services; schema: GraphQLSchema; limits: QueryLimits; maxBodyBytes: number },
 ) {
   const { services } = opts;
   app.decorateRequest('graphqlAuth', null);
@@ -27,6 +30,14 @@ export async function graphqlPlugin(
   // Credentials are settled before Mercurius parses anything: an invalid API key is answered
   // with 401 and no execution at all (spec §5.1, §7 rule 2; DESIGN.md "Error catalogue").
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    // Too long a document is refused before anything else is done with it.
+    const tooLarge = checkSource(documentOf(request), opts.limits);
+    if (tooLarge !== null) {
+      return reply
+        .code(400)
+        .header('cache-control', 'no-store')
+        .send(errorBody(tooLarge, request.id));
+    }
     const auth = await services.graphqlAuth.authenticate({
       authorization: request.headers.authorization,
       idpToken: headerValue(request.headers['x-idp-token']),
@@ -51,6 +62,8 @@ export async function graphqlPlugin(
     graphiql: false,
     jit: 1,
     cache: true,
+    validationRules: limitRules(opts.limits),
+    allowBatchedQueries: false,
     context: (request): Omit<GraphqlContext, never> => ({
       auth: request.graphqlAuth ?? { kind: 'anonymous' },
       requestId: request.id,
@@ -59,6 +72,19 @@ export async function graphqlPlugin(
     errorFormatter: (execution, ctx) => {
       const request = ctx.reply.request;
       const errors = flattenErrors(execution.errors ?? []);
+      // Fastify refused the body (MAX_BODY_BYTES) before Mercurius could read it.
+      if (
+        errors.some(
+          (e) => (e.originalError as { code?: unknown })?.code === 'FST_ERR_CTP_BODY_TOO_LARGE',
+        )
+      ) {
+        const error = new AppError(
+          ErrorCode.QueryTooLarge,
+          'The request body is larger than the server accepts; send smaller variables.',
+          { limit: 'bodyBytes', max: opts.maxBodyBytes },
+        );
+        return { statusCode: 413, response: errorBody(error, request.id) };
+      }
       const requestErrorsOnly = errors.every((e) => e.path === undefined);
       return {
         statusCode: execution.data == null && requestErrorsOnly ? 400 : 200,
@@ -69,6 +95,13 @@ export async function graphqlPlugin(
       };
     },
   });
+}
+
+/** The GraphQL document of a POST body or a GET query string ('' when there is none). */
+function documentOf(request: FastifyRequest): string {
+  const from = request.method === 'GET' ? request.query : request.body;
+  const query = (from as { query?: unknown } | null)?.query;
+  return typeof query === 'string' ? query : '';
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLSchema, specifiedRules, validate } from 'graphql';
 import { CloseCode, type Context } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
+import type { QueryLimits } from '../../config/query-limits.ts';
+import { AppError } from '../../shared/errors.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
 import { appErrorExtensions, toGraphqlError } from '../graphql/error-formatter.ts';
+import { checkSource, limitRules } from '../graphql/limits.ts';
 import type { Services } from '../services.ts';
 
 export interface WebSocketLimits {
@@ -52,6 +55,7 @@ export function attachGraphqlWebSocket(options: {
   schema: GraphQLSchema;
   services: Services;
   log: FastifyBaseLogger;
+  queryLimits: QueryLimits;
   limits?: Partial<WebSocketLimits>;
 }) {
   const limits = { ...defaultWebSocketLimits, ...options.limits };
@@ -74,6 +78,8 @@ export function attachGraphqlWebSocket(options: {
     {
       schema: options.schema,
       connectionInitWaitTimeout: 3_000,
+      validate: (schema, document) =>
+        validate(schema, document, [...specifiedRules, ...limitRules(options.queryLimits)]),
       onConnect: async (ctx) => {
         const idpToken = ctx.connectionParams?.idpToken;
         if (
@@ -112,6 +118,12 @@ export function attachGraphqlWebSocket(options: {
           connection.operations.delete(id);
           return errors;
         };
+        const tooLarge = checkSource(payload.query, options.queryLimits);
+        if (tooLarge !== null) {
+          return refuse([
+            new GraphQLError(tooLarge.message, { extensions: appErrorExtensions(tooLarge, id) }),
+          ]);
+        }
         const auth = await authenticate(connection.credentials);
         if (auth.kind === 'refused') {
           return refuse([
@@ -155,12 +167,23 @@ export function attachGraphqlWebSocket(options: {
         connection.operations.delete(id);
         release(`${connection.id}:${id}`);
       },
+      // Errors before execution (parse, validation, limits): 120001 unless they carry a code.
       onError: (_ctx, id, _payload, errors) =>
-        errors.map((error) => ({
-          message: error.message,
-          ...(error.path ? { path: error.path } : {}),
-          extensions: { code: '120001', retryable: false, requestId: id, ...error.extensions },
-        })),
+        errors.map((error) => {
+          const original = error.originalError;
+          const coded = original instanceof AppError ? appErrorExtensions(original, id) : {};
+          return {
+            message: error.message,
+            ...(error.path ? { path: error.path } : {}),
+            extensions: {
+              code: '120001',
+              retryable: false,
+              requestId: id,
+              ...error.extensions,
+              ...coded,
+            },
+          };
+        }),
     },
     wss,
   );

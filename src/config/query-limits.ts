@@ -1,0 +1,26 @@
+/** How big and how costly one GraphQL document may be (HTTP and WebSocket alike). */
+export interface QueryLimits {
+  /** Characters of the document. */
+  readonly maxLength: number;
+  /** Lexical tokens of the document (counted before parsing). */
+  readonly maxTokens: number;
+  /** Nesting of selections, fragments expanded. */
+  readonly maxDepth: number;
+  readonly maxAliases: number;
+  /** Root fields of one operation. */
+  readonly maxRootFields: number;
+  /** Each field costs 1, times the page size (`first`) of every list above it. */
+  readonly maxCost: number;
+  /** `__schema` / `__type` allowed. */
+  readonly introspection: boolean;
+}
+
+export const defaultQueryLimits: QueryLimits = {
+  maxLength: 20_000,
+  maxTokens: 2_000,
+  maxDepth: 12,
+  maxAliases: 30,
+  maxRootFields: 20,
+  maxCost: 20_000,
+  introspection: true,
+};
