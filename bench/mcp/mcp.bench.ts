@@ -1,0 +1,199 @@
+// MCP throughput: `tools/call get_account` on Atelier's `/mcp` (MCP access token checked on
+// every request, the account's balances read) against a minimal MCP SDK server bound the same
+// way (stateless Streamable HTTP, a new server and transport per request, one constant tool),
+// under the same load generator (autocannon) in the same run. Prints requests per second and
+// the ratios.
+//
+//   node bench/mcp/mcp.bench.ts [--duration 10] [--connections 10]
+//
+// Each server runs in its own process; the load generator runs in this one. Atelier keeps its
+// embedded PGlite in a temporary DATA_DIR; with PostgreSQL reachable (BENCH_DATABASE_URL, or
+// TEST_DATABASE_URL), it is measured on it as well.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  token?: string;
+}
+
+async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // A child that dies before its first line fails the run instead of hanging it.
+  const settled = new AbortController();
+  try {
+    const [line] = (await Promise.race([
+      once(createInterface({ input: child.stdout! }), 'line', { signal: settled.signal }),
+      once(child, 'exit', { signal: settled.signal }).then(([code]) => {
+        throw new Error(`${script} exited (${code}) before it was ready`);
+      }),
+    ])) as [string];
+    return { child, ...(JSON.parse(line) as { url: string; token?: string }) };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    settled.abort();
+  }
+}
+
+async function stop(server: Started): Promise<void> {
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
+  server.child.kill('SIGKILL');
+}
+
+const call = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'get_account', arguments: {} },
+});
+
+function headersFor(server: Started): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+  };
+  if (server.token !== undefined) headers.authorization = `Bearer ${server.token}`;
+  return headers;
+}
+
+/** One call before the load: a 200 carrying a structured tool result, not an error. */
+async function verify(name: string, server: Started): Promise<void> {
+  const res = await fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: headersFor(server),
+    body: call,
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${name}: tools/call answered ${res.status}: ${text}`);
+  // SSE (the transport's default, which Atelier keeps) or a plain JSON body.
+  const data = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((line) => line.startsWith('data: '))
+        ?.slice('data: '.length);
+  const message = JSON.parse(data ?? 'null') as {
+    result?: { isError?: boolean; structuredContent?: unknown };
+  } | null;
+  if (message?.result?.structuredContent === undefined || message.result.isError === true)
+    throw new Error(`${name}: tools/call get_account gave no result: ${text}`);
+}
+
+interface Measured {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Verifies, warms up and loads one server, and stops it whatever happens. */
+async function measure(name: string, server: Started): Promise<Measured> {
+  try {
+    return await load(name, server);
+  } finally {
+    await stop(server);
+  }
+}
+
+async function load(name: string, server: Started): Promise<Measured> {
+  await verify(name, server);
+  const options = {
+    url: `${server.url}/mcp`,
+    method: 'POST' as const,
+    headers: headersFor(server),
+    body: call,
+    connections,
+  };
+  await autocannon({ ...options, duration: 2 }); // warm-up: JIT compilation, caches, pool
+  const result = await autocannon({ ...options, duration });
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors, // socket errors and timeouts
+  };
+}
+
+const results: Measured[] = [];
+
+const sdk = await start('./servers/sdk-echo.server.ts');
+results.push(await measure('mcp sdk get_account (constant)', sdk));
+
+const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-mcp-'));
+try {
+  const atelier = await start('./servers/atelier.server.ts', {
+    DATABASE_URL: '',
+    DATA_DIR: dataDir,
+  });
+  results.push(await measure('atelier get_account [pglite]', atelier));
+
+  const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
+  if (postgresServer) {
+    const name = `atelier_bench_${process.pid}`;
+    const admin = new pg.Client({ connectionString: postgresServer });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(postgresServer);
+    url.pathname = `/${name}`;
+    try {
+      const onPostgres = await start('./servers/atelier.server.ts', {
+        DATABASE_URL: url.toString(),
+        DATA_DIR: dataDir,
+      });
+      results.push(await measure('atelier get_account [postgres]', onPostgres));
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+const base = results.find((r) => r.name === 'mcp sdk get_account (constant)')!.rps;
+console.log(`\n${duration} s per target, ${connections} connections, node ${process.version}\n`);
+console.log('target                                 req/s   p50 ms  p99 ms  non-2xx  errors  ×sdk');
+for (const r of results) {
+  console.log(
+    [
+      r.name.padEnd(36),
+      r.rps.toFixed(0).padStart(7),
+      r.p50.toFixed(1).padStart(8),
+      r.p99.toFixed(1).padStart(7),
+      String(r.non2xx).padStart(8),
+      String(r.errors).padStart(7),
+      (r.rps / base).toFixed(2).padStart(5),
+    ].join(' '),
+  );
+}
+if (results.some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
