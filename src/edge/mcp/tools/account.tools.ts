@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
-import { runTool, toolResult } from '../tool-result.ts';
+import { defined, runTool, toolResult } from '../tool-result.ts';
 
 const readOnly = {
   readOnlyHint: true,
@@ -15,7 +15,7 @@ const readOnly = {
 export function registerAccountTools(server: McpServer, actor: Actor, services: Services): void {
   server.registerTool(
     'get_account',
-    {
+    defined('get_account', () => ({
       title: 'Account and credits',
       description: 'The signed-in Atelier account: its alias and credit balances by category.',
       outputSchema: {
@@ -23,7 +23,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
         credit_balances: z.array(z.object({ category: z.string(), amount: z.number() })),
       },
       annotations: readOnly,
-    },
+    })),
     () =>
       runTool(async () => {
         const profile = await services.accounts.getProfile(actor);
@@ -33,14 +33,14 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
 
   server.registerTool(
     'list_models',
-    {
+    defined('list_models', () => ({
       title: 'Generation models',
       description:
         'Models you can generate with: model_id, kind, status (only "ready" models take work), whether this account may use it, its capabilities (allowed sizes, aspect ratios, counts, formats) and price.',
       inputSchema: { kind: z.enum(['image', 'video', 'speech', 'avatar']).optional() },
       outputSchema: { models: z.array(z.record(z.string(), z.unknown())) },
       annotations: readOnly,
-    },
+    })),
     ({ kind }) =>
       runTool(async () => {
         const page = services.catalogue.listModels(actor, { kind }, 100);
@@ -61,14 +61,14 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
 
   server.registerTool(
     'list_elements',
-    {
+    defined('list_elements', () => ({
       title: 'Elements',
       description:
         'Reusable characters, objects, styles and scenes to pass as element_ids to generate_image or generate_video: the public library and your own.',
       inputSchema: { kind: z.enum(['character', 'object', 'style', 'scene']).optional() },
       outputSchema: { elements: z.array(z.record(z.string(), z.unknown())) },
       annotations: readOnly,
-    },
+    })),
     ({ kind }) =>
       runTool(async () => {
         const page = await services.library.listElements(actor, { kind }, 100);
@@ -86,7 +86,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
 
   server.registerTool(
     'estimate_cost',
-    {
+    defined('estimate_cost', () => ({
       title: 'Estimate a generation',
       description:
         'What generate_image would charge for these settings, and whether the account can afford it. Spends nothing.',
@@ -97,7 +97,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
         affordable: z.boolean().nullable(),
       },
       annotations: readOnly,
-    },
+    })),
     (args) =>
       runTool(async () => {
         const estimate = await services.generations.estimate(actor, 'image', fromSnakeCase(args));

@@ -5,7 +5,7 @@ import type { Actor } from '../../../domain/actor.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
 import type { ContentView, TaskView } from '../../../services/generation-views.ts';
 import type { Services } from '../../services.ts';
-import { runTool, toolResult } from '../tool-result.ts';
+import { defined, runTool, toolResult } from '../tool-result.ts';
 import { fromSnakeCase, imageInputShape } from './account.tools.ts';
 
 const maxWaitSeconds = 60;
@@ -122,7 +122,7 @@ export function registerSubmitTool(
 ): void {
   server.registerTool(
     tool.name,
-    {
+    defined(tool.name, () => ({
       title: tool.title,
       description: `Starts ${tool.what} and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice. Then call wait_for_generation with the task_id.`,
       inputSchema: { ...tool.shape, idempotency_key: z.string().min(1).max(200) },
@@ -138,7 +138,7 @@ export function registerSubmitTool(
         idempotentHint: true,
         openWorldHint: false,
       },
-    },
+    })),
     (args: Record<string, unknown>) =>
       runTool(async () => {
         const submitted = await services.generations.submit(actor, tool.kind, fromSnakeCase(args));
@@ -165,7 +165,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
 
   server.registerTool(
     'get_generation',
-    {
+    defined('get_generation', () => ({
       title: 'A generation',
       description:
         'Status, finish code (0 = success) and media of a generation, with fresh download links.',
@@ -177,7 +177,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         idempotentHint: true,
         openWorldHint: false,
       },
-    },
+    })),
     ({ content_id, inline_images }) =>
       runTool(async () =>
         generationResult(
@@ -189,7 +189,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
 
   server.registerTool(
     'wait_for_generation',
-    {
+    defined('wait_for_generation', () => ({
       title: 'Wait for a generation',
       description: `Waits up to timeout_seconds (at most ${maxWaitSeconds}) for the task to finish, sending progress notifications when you give a progress token; returns the final state, or the current one if it is still running (call again).`,
       inputSchema: {
@@ -204,7 +204,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         idempotentHint: true,
         openWorldHint: false,
       },
-    },
+    })),
     ({ task_id, timeout_seconds, inline_images }, extra) =>
       runTool(async () => {
         const controller = new AbortController();
@@ -238,7 +238,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
 
   server.registerTool(
     'get_download_urls',
-    {
+    defined('get_download_urls', () => ({
       title: 'Download links',
       description:
         'Fresh, expiring download URLs for media of this account (ask again when they expire).',
@@ -252,7 +252,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         idempotentHint: false,
         openWorldHint: false,
       },
-    },
+    })),
     ({ media_ids }) =>
       runTool(async () => {
         const urls = await services.media.downloadUrls(actor, media_ids);
@@ -268,7 +268,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
 
   server.registerTool(
     'list_generations',
-    {
+    defined('list_generations', () => ({
       title: 'Generation history',
       description:
         'This account’s generations, newest first. Look here (by idempotency_key) before resubmitting after a timeout or lost connection.',
@@ -287,7 +287,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         idempotentHint: true,
         openWorldHint: false,
       },
-    },
+    })),
     ({ idempotency_key, first, after }) =>
       runTool(async () => {
         const page = await services.results.listContents(
@@ -305,7 +305,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
 
   server.registerTool(
     'cancel_generation',
-    {
+    defined('cancel_generation', () => ({
       title: 'Cancel a generation',
       description:
         'Cancels a queued or running task; it finishes with finish_code 2 and its credits are refunded.',
@@ -317,7 +317,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         idempotentHint: true,
         openWorldHint: false,
       },
-    },
+    })),
     ({ task_id }) =>
       runTool(async () => toolResult(task(await services.generations.cancelTask(actor, task_id)))),
   );

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
-import { runTool, toolResult } from '../tool-result.ts';
+import { defined, runTool, toolResult } from '../tool-result.ts';
 import { registerSubmitTool } from './generation.tools.ts';
 
 const readOnly = {
@@ -16,7 +16,7 @@ const readOnly = {
 export function registerMediaTools(server: McpServer, actor: Actor, services: Services): void {
   server.registerTool(
     'list_voice_models',
-    {
+    defined('list_voice_models', () => ({
       title: 'Voices',
       description:
         'Voices for generate_speech and generate_avatar_video: voice_model_id, name, language. Filter by a language tag such as "en" or "pt-br".',
@@ -30,7 +30,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
         next_cursor: z.string().nullable(),
       },
       annotations: readOnly,
-    },
+    })),
     ({ language, first, after }) =>
       runTool(async () => {
         const page = await services.voices.list(language, first ?? 100, after ?? null);
@@ -50,7 +50,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
 
   server.registerTool(
     'list_avatars',
-    {
+    defined('list_avatars', () => ({
       title: 'Avatars',
       description:
         'This account’s avatars (a portrait and a default voice) for generate_avatar_video.',
@@ -63,7 +63,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
         next_cursor: z.string().nullable(),
       },
       annotations: readOnly,
-    },
+    })),
     ({ first, after }) =>
       runTool(async () => {
         const page = await services.library.listAvatars(actor, first ?? 50, after ?? null);
