@@ -23,10 +23,12 @@ import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import { graphqlPlugin } from './edge/graphql/graphql.plugin.ts';
+import { graphqlOperationMetrics } from './edge/graphql/graphql-metrics.ts';
 import { buildGraphqlSchema } from './edge/graphql/schema.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
+import { metricsRoutes } from './edge/http/metrics.route.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
@@ -43,6 +45,7 @@ import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
+import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
@@ -61,6 +64,7 @@ import { type Database, type DatabaseLocation, openDatabase } from './store/data
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { findPendingAuthorization } from './store/oauth.store.ts';
 import { sharedSecret } from './store/secret.store.ts';
+import { queueDepth } from './store/task-queue.store.ts';
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface AppOverrides {
@@ -93,6 +97,8 @@ export interface Core {
   readonly services: Services;
   readonly oauth: OauthServer;
   readonly events: TaskEvents;
+  /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
+  readonly metrics: Metrics;
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
   startWorkers(log: Logger, concurrency?: number): TaskRunner;
   close(): Promise<void>;
@@ -132,6 +138,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     if (owned) await migrateToLatest(database.db);
     const db = database.db;
     const clock = overrides.clock ?? systemClock;
+    const metrics = new PrometheusMetrics({ queue: () => queueDepth(db) });
     const events: TaskEvents =
       database.connectionUrl === null
         ? new LocalTaskEvents()
@@ -206,7 +213,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
-      accounts: new AccountService({ db, clock, credentialCache: verifier }),
+      accounts: new AccountService({ db, clock, credentialCache: verifier, metrics }),
       apiKeys: new ApiKeyService({ db, clock, verifier }),
       catalogue,
       library,
@@ -220,6 +227,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         events,
         creditOrder: config.creditCategories,
         maxAttempts: config.taskMaxAttempts,
+        metrics,
       }),
       results: new ResultService({ db, events, signer }),
       media: new MediaService({
@@ -245,6 +253,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       services,
       oauth,
       events,
+      metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
         const runner = new TaskRunner({
           db,
@@ -257,6 +266,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
           concurrency,
           leaseMs: config.taskLeaseMs,
           pollMs: config.taskPollMs,
+          metrics,
         });
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
@@ -303,12 +313,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   http.addHook('onClose', async () => core.close());
   if (config.workerConcurrency > 0) core.startWorkers(http.log);
   await http.register(httpPlugin, { services: core.services });
+  await http.register(metricsRoutes, { metrics: core.metrics });
   const schema = buildGraphqlSchema();
   await http.register(graphqlPlugin, {
     services: core.services,
     schema,
     limits: config.graphqlLimits,
     maxBodyBytes: config.maxBodyBytes,
+    mercuriusHooks: graphqlOperationMetrics(core.metrics),
   });
   const webSocket = attachGraphqlWebSocket({
     schema,

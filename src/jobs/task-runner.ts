@@ -3,9 +3,12 @@ import { hostname } from 'node:os';
 import type { ModelDefinition } from '../domain/model.ts';
 import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
+import { findContent } from '../store/content.store.ts';
+import { refundsOfContent } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
 import {
@@ -15,6 +18,7 @@ import {
   recoverExpiredLeases,
   releaseTask,
   renewLease,
+  type TaskRow,
   writeProgress,
 } from '../store/task-queue.store.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
@@ -33,6 +37,8 @@ export interface TaskRunnerOptions {
   leaseMs: number;
   /** Fallback poll when no wake-up arrives. */
   pollMs: number;
+  /** Task durations and refunds, recorded after each finish commits (default: none). */
+  metrics?: Metrics;
 }
 
 type AbortReason = 'lost' | 'cancelled' | 'shutdown';
@@ -138,13 +144,15 @@ export class TaskRunner {
           message: 'Lost: no worker finished it within its attempts. Credits were refunded.',
         },
       );
-      if (task !== undefined)
+      if (task !== undefined) {
+        await this.#observeFinished(task, undefined);
         await this.#announce({
           type: 'changed',
           taskId: id,
           accountId: task.account_id,
           finished: true,
         });
+      }
     }
   }
 
@@ -193,13 +201,13 @@ export class TaskRunner {
       );
       await progress;
       if (reason === undefined)
-        await this.#finish(task.id, task.lease_token, task.account_id, content.id, result);
+        await this.#finish(task.id, task.lease_token, task.account_id, content, result);
       else if (reason === 'shutdown')
         await releaseTask(this.#o.db, task.id, task.lease_token, false);
     } catch (error) {
       await progress;
       if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
-      else if (reason === undefined) await this.#failed(task, error);
+      else if (reason === undefined) await this.#failed(task, content.model_id, error);
     } finally {
       clearInterval(heartbeat);
       this.#running.delete(task.id);
@@ -226,10 +234,10 @@ export class TaskRunner {
     taskId: string,
     token: string,
     accountId: string,
-    contentId: string,
+    content: ClaimedTask['content'],
     result: EngineResult,
   ): Promise<void> {
-    const media = result.ok ? await this.#store(accountId, contentId, result.outputs) : [];
+    const media = result.ok ? await this.#store(accountId, content.id, result.outputs) : [];
     const finished = await finishTask(
       this.#o.db,
       taskId,
@@ -243,6 +251,7 @@ export class TaskRunner {
       await Promise.all(media.map((m) => this.#o.storage.remove(m.storageKey)));
       return;
     }
+    await this.#observeFinished(finished, content.model_id);
     await this.#announce({ type: 'changed', taskId, accountId, finished: true });
   }
 
@@ -274,7 +283,7 @@ export class TaskRunner {
     return rows;
   }
 
-  async #failed(task: ClaimedTask['task'], error: unknown): Promise<void> {
+  async #failed(task: ClaimedTask['task'], modelId: string, error: unknown): Promise<void> {
     this.#o.log.error(
       { err: error, taskId: task.id, attempt: task.attempts },
       'engine failed unexpectedly',
@@ -296,12 +305,41 @@ export class TaskRunner {
       },
     );
     if (finished !== undefined) {
+      await this.#observeFinished(finished, modelId);
       await this.#announce({
         type: 'changed',
         taskId: task.id,
         accountId: task.account_id,
         finished: true,
       });
+    }
+  }
+
+  /**
+   * Records a finish that has committed: its duration from first claim, and for a failure the
+   * refund its transaction made (read back from the ledger: the store counts nothing). Metrics
+   * never fail a task, so a failed read is only logged.
+   */
+  async #observeFinished(task: TaskRow, modelId: string | undefined): Promise<void> {
+    const { metrics } = this.#o;
+    if (metrics === undefined) return;
+    try {
+      const model =
+        modelId ?? (await findContent(this.#o.db, task.account_id, task.content_id))?.model_id;
+      if (task.started_at !== null && task.finished_at !== null) {
+        const seconds = (task.finished_at.getTime() - task.started_at.getTime()) / 1000;
+        metrics.observeTaskFinished(
+          model ?? 'unknown',
+          task.finish_code ?? 0,
+          Math.max(0, seconds),
+        );
+      }
+      if (task.finish_code !== 0) {
+        const refunds = await refundsOfContent(this.#o.db, task.account_id, task.content_id);
+        metrics.countCredits('refund', refunds);
+      }
+    } catch (error) {
+      this.#o.log.warn({ err: error, taskId: task.id }, 'task metrics not recorded');
     }
   }
 

@@ -1,4 +1,5 @@
 import type { AccountRole, AccountStatus, Actor } from '../domain/actor.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -56,11 +57,19 @@ export class AccountService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #credentialCache: AccountCredentialCache;
+  readonly #metrics: Metrics | undefined;
 
-  constructor(deps: { db: Db; clock: Clock; credentialCache: AccountCredentialCache }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    credentialCache: AccountCredentialCache;
+    /** Grants, counted after their transaction commits (default: none). */
+    metrics?: Metrics;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#credentialCache = deps.credentialCache;
+    this.#metrics = deps.metrics;
   }
 
   async getProfile(actor: Actor): Promise<UserProfile> {
@@ -98,6 +107,11 @@ export class AccountService {
         });
       }
     });
+    const opening = Object.entries(input.credits ?? {});
+    this.#metrics?.countCredits(
+      'grant',
+      opening.map(([category, amount]) => ({ category, amount })),
+    );
     return this.#profileOrThrow(id);
   }
 
@@ -115,6 +129,7 @@ export class AccountService {
         reference: input.reference ?? `operator grant ${this.#clock.now().toISOString()}`,
       });
     });
+    this.#metrics?.countCredits('grant', [{ category: input.category, amount: input.amount }]);
     return { category: input.category, amount: amount ?? 0 };
   }
 

@@ -8,6 +8,7 @@ import { maxSeed, type Validated } from '../domain/settings-input.ts';
 import { priceSpeech, validateSpeechSettings } from '../domain/speech-settings.ts';
 import { priceVideo, validateVideoSettings } from '../domain/video-settings.ts';
 import type { TaskEvents } from '../events/task-events.ts';
+import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import {
@@ -15,7 +16,12 @@ import {
   findContentByIdempotencyKey,
   insertContent,
 } from '../store/content.store.ts';
-import { changeBalance, listBalances, lockBalances } from '../store/credit.store.ts';
+import {
+  changeBalance,
+  listBalances,
+  lockBalances,
+  refundsOfContent,
+} from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
 import {
   findTask,
@@ -50,6 +56,8 @@ export interface GenerationServiceDeps {
   /** Categories spent, in order, by models that name none. */
   creditOrder: readonly string[];
   maxAttempts: number;
+  /** Debits and cancellation refunds, counted after their transaction commits (default: none). */
+  metrics?: Metrics;
 }
 
 /** A validated generation with its model and price, ready to charge and queue. */
@@ -190,6 +198,7 @@ export class GenerationService {
     request: Prepared & { idempotencyKey: string | null; inputHash: string },
   ): Promise<Submission> {
     const { model, settings, credits, idempotencyKey, inputHash } = request;
+    const debited: CreditAmount[] = [];
     const submission = await this.#deps.db.transaction().execute(async (trx) => {
       if (idempotencyKey !== null) {
         const earlier = await findContentByIdempotencyKey(trx, actor.accountId, idempotencyKey);
@@ -210,13 +219,14 @@ export class GenerationService {
       }
       const contentId = newId('cnt');
       for (const part of plan.parts) {
-        await changeBalance(trx, {
+        const after = await changeBalance(trx, {
           accountId: actor.accountId,
           category: part.category,
           delta: -part.amount,
           reason: 'debit',
           reference: contentId,
         });
+        if (after !== undefined) debited.push(part);
       }
       await insertContent(trx, {
         id: contentId,
@@ -236,7 +246,10 @@ export class GenerationService {
       });
       return { contentId, taskId: task.id, deduplicated: false };
     });
-    if (!submission.deduplicated) await this.#announce({ type: 'queued' });
+    if (!submission.deduplicated) {
+      this.#deps.metrics?.countCredits('debit', debited);
+      await this.#announce({ type: 'queued' });
+    }
     return submission;
   }
 
@@ -297,6 +310,7 @@ export class GenerationService {
       const now = await findTask(this.#deps.db, actor.accountId, taskId);
       return toTaskView(now!);
     }
+    await this.#countRefund(finished.account_id, finished.content_id);
     await this.#announce({
       type: 'changed',
       taskId: task.id,
@@ -304,6 +318,21 @@ export class GenerationService {
       finished: true,
     });
     return toTaskView(finished);
+  }
+
+  /**
+   * Counts the refund a committed cancellation made, read back from the ledger (the store
+   * counts nothing). Cancelled tasks stay out of the task-duration histogram: that measures
+   * workers, and a cancellation is the client's decision.
+   */
+  async #countRefund(accountId: string, contentId: string): Promise<void> {
+    const { metrics, db } = this.#deps;
+    if (metrics === undefined) return;
+    try {
+      metrics.countCredits('refund', await refundsOfContent(db, accountId, contentId));
+    } catch {
+      // The cancellation is committed; a failed read for metrics must not turn it into an error.
+    }
   }
 
   /** Events are a wake-up call; workers poll as well, so a lost one only delays. */

@@ -125,3 +125,21 @@ export async function lockBalances(q: Queryable, accountId: string): Promise<Map
     .execute();
   return new Map(rows.map((r) => [r.category, r.amount]));
 }
+
+/** What was refunded for a content, by category (an empty list when nothing was). */
+export async function refundsOfContent(
+  q: Queryable,
+  accountId: string,
+  contentId: string,
+): Promise<CreditBalanceRow[]> {
+  const rows = await q
+    .selectFrom('credit_ledger')
+    .select(['category', (eb) => eb.fn.sum<number>('delta').as('amount')])
+    .where('reference', '=', contentId)
+    .where('account_id', '=', accountId)
+    .where('reason', '=', 'refund')
+    .groupBy('category')
+    .orderBy('category')
+    .execute();
+  return rows.map((r) => ({ category: r.category, amount: Number(r.amount) }));
+}

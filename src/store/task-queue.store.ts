@@ -244,3 +244,33 @@ export async function countTasks(q: Queryable, status: TaskRow['status']): Promi
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Unfinished tasks of one kind and status (for metrics, read at scrape time). */
+export interface QueueDepthRow {
+  readonly kind: ContentRow['kind'];
+  readonly status: 'queued' | 'running';
+  readonly tasks: number;
+  /** Seconds since the oldest of these tasks was submitted (database clock). */
+  readonly oldestAgeSeconds: number;
+}
+
+/** Queue depth and the oldest task's age by kind and status, in one query. */
+export async function queueDepth(q: Queryable): Promise<QueueDepthRow[]> {
+  const { rows } = await sql<{
+    kind: ContentRow['kind'];
+    status: 'queued' | 'running';
+    tasks: number;
+    oldest_age_seconds: number;
+  }>`
+    SELECT contents.kind, tasks.status, count(*)::int AS tasks,
+      extract(epoch FROM now() - min(tasks.created_at))::float8 AS oldest_age_seconds
+    FROM tasks JOIN contents ON contents.id = tasks.content_id
+    WHERE tasks.status IN ('queued', 'running')
+    GROUP BY contents.kind, tasks.status`.execute(q);
+  return rows.map((r) => ({
+    kind: r.kind,
+    status: r.status,
+    tasks: Number(r.tasks),
+    oldestAgeSeconds: Math.max(0, Number(r.oldest_age_seconds)),
+  }));
+}

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import mercurius from 'mercurius';
+import mercurius, { type MercuriusPlugin } from 'mercurius';
 import type { AuthResult } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
@@ -22,7 +22,14 @@ declare module 'fastify' {
  */
 export async function graphqlPlugin(
   app: FastifyInstance,
-  opts: { services: Services; schema: GraphQLSchema; limits: QueryLimits; maxBodyBytes: number },
+  opts: {
+    services: Services;
+    schema: GraphQLSchema;
+    limits: QueryLimits;
+    maxBodyBytes: number;
+    /** Adds further Mercurius hooks (operation metrics) once Mercurius is registered. */
+    mercuriusHooks?: (graphql: MercuriusPlugin) => void;
+  },
 ) {
   const { services } = opts;
   app.decorateRequest('graphqlAuth', null);
@@ -95,6 +102,7 @@ export async function graphqlPlugin(
       };
     },
   });
+  opts.mercuriusHooks?.(app.graphql);
 }
 
 /** The GraphQL document of a POST body or a GET query string ('' when there is none). */
