@@ -312,7 +312,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   http.addHook('onClose', async () => core.close());
   if (config.workerConcurrency > 0) core.startWorkers(http.log);
-  await http.register(httpPlugin, { services: core.services });
+  await http.register(httpPlugin, {
+    services: core.services,
+    https: config.publicUrl.startsWith('https:'),
+  });
   await http.register(metricsRoutes, { metrics: core.metrics });
   const schema = buildGraphqlSchema();
   await http.register(graphqlPlugin, {

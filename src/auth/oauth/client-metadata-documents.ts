@@ -125,14 +125,15 @@ export class ClientMetadataDocuments {
         callback(null, usable);
       });
     };
-    return new Promise((resolve, reject) => {
+    const timeoutMs = this.#o.timeoutMs ?? 3_000;
+    return new Promise<{ body: string; cacheMs: number }>((resolve, reject) => {
       const req = request(
         url,
         {
           method: 'GET',
           headers: { accept: 'application/json' },
           lookup,
-          timeout: this.#o.timeoutMs ?? 3_000,
+          timeout: timeoutMs,
           ...(this.#o.ca ? { ca: this.#o.ca } : {}),
         },
         (res) => {
@@ -163,6 +164,10 @@ export class ClientMetadataDocuments {
           res.on('error', reject);
         },
       );
+      // `timeout` bounds a silent socket; this bounds the whole exchange (a server dripping a
+      // byte at a time never goes silent).
+      const deadline = setTimeout(() => req.destroy(new Error('timed out')), timeoutMs);
+      req.on('close', () => clearTimeout(deadline));
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
       req.end();

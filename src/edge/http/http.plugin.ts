@@ -3,16 +3,27 @@ import fp from 'fastify-plugin';
 import { ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 
+/** Two years, the preload list's own minimum being one (https://hstspreload.org). */
+const hstsMaxAgeSeconds = 63_072_000;
+
 /**
  * What every route shares: the request id echoed back, conservative headers, errors that never
  * leak internals, and the health endpoints (`/healthz` alive, `/readyz` ready to serve).
+ *
+ * Every response is never framed, never sniffed and sends no referrer; its content policy
+ * allows nothing (a downloaded SVG cannot run script), which pages replace with their own
+ * (`edge/ui/html.ts`). HSTS is sent when the public URL is https: TLS ends at a proxy in front,
+ * and the browser sees the public URL, not this listener.
  */
-async function http(app: FastifyInstance, opts: { services: Services }) {
+async function http(app: FastifyInstance, opts: { services: Services; https: boolean }) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    if (opts.https)
+      reply.header('strict-transport-security', `max-age=${hstsMaxAgeSeconds}; includeSubDomains`);
   });
 
   app.setErrorHandler((error: FastifyError & { error?: { code?: unknown } }, request, reply) => {
