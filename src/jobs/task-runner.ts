@@ -100,8 +100,21 @@ export class TaskRunner {
       } catch (error) {
         this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
       }
-      if (claimed === undefined) await this.#sleep();
-      else await this.#run(claimed);
+      if (claimed === undefined) {
+        await this.#sleep();
+        continue;
+      }
+      try {
+        await this.#run(claimed);
+      } catch (error) {
+        // Finishing (or handing back) could not be written: the database went away. The task
+        // keeps its lease, which expires, and it runs again; the slot lives on.
+        this.#o.log.error(
+          { err: error, taskId: claimed.task.id },
+          'task outcome not recorded; it returns to the queue when its lease expires',
+        );
+        await this.#sleep();
+      }
     }
   }
 

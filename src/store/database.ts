@@ -47,6 +47,13 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     // that client and the next query opens a fresh connection; errors of running queries still
     // reach their callers.
     pool.on('error', (error) => location.onIdleClientError?.(error));
+    // A client the pool has lent out has no such listener: a connection cut between two
+    // statements of a transaction would emit an unhandled 'error' and kill the process (found
+    // by the PostgreSQL-restart fault test). Its statements fail to their callers anyway, and
+    // the pool destroys a client that is no longer queryable when it comes back.
+    pool.on('connect', (client) => {
+      client.on('error', (error) => location.onIdleClientError?.(error));
+    });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return wrap(db, 'postgres', location.url, () => {});
   }
