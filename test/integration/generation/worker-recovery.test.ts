@@ -10,6 +10,7 @@ import { type RunningServer, startServer, startWorker } from '../../helpers/cli.
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
+import { invariantViolations } from '../../helpers/invariants.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // A short lease so a dead worker's task comes back within seconds.
@@ -147,6 +148,10 @@ describe('a worker killed mid-task [postgres: separate worker processes]', {
       apiKey,
     });
     assert.equal(content.body.data?.getContent.creditsRefunded, 0);
+  });
+
+  it('the five invariants held over every scenario above', async () => {
+    assert.deepEqual(await invariantViolations(database.db), []);
   });
 });
 
