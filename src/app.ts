@@ -307,7 +307,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const http = Fastify({
     logger: { level: config.logLevel, redact, stream: overrides.logStream ?? process.stdout },
     genReqId: requestIdOf,
-    trustProxy: false,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: config.maxBodyBytes,
   });
   http.addHook('onClose', async () => core.close());
@@ -373,4 +373,12 @@ async function renderVoicePreview(ffmpeg: Ffmpeg, voice: VoiceModelView): Promis
     signal,
   );
   return (await encodeAudio(ffmpeg, speech.samples, speech.sampleRate, 'mp3', signal)).bytes;
+}
+
+/** `TRUST_PROXY` as Fastify takes it: a hop count becomes "trust the nearest n hops". */
+function fastifyTrustProxy(
+  trust: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return typeof trust === 'boolean' ? trust : [...trust];
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
@@ -53,6 +54,11 @@ export interface Config {
   readonly oauth: OauthConfig;
   /** The identity provider whose ID tokens are accepted (spec §5.2). */
   readonly identity: IdentityConfig;
+  /**
+   * Whose `X-Forwarded-For` to believe for the client's address (logs, per-IP limits): nobody
+   * (false), everybody (true), that many hops, or these addresses and CIDR ranges.
+   */
+  readonly trustProxy: boolean | number | readonly string[];
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -174,6 +180,15 @@ const schema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
+  TRUST_PROXY: z.string().transform((value, ctx) => {
+    const parsed = parseTrustProxy(value);
+    if (parsed === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected false, true, a hop count, or comma-separated addresses and CIDRs',
+      });
+    return parsed ?? false;
+  }),
   OAUTH_CLIENTS: z.preprocess(
     (value) => {
       if (typeof value !== 'string') return value;
@@ -217,6 +232,9 @@ const schema = z.object({
     .default(['RS256', 'ES256']),
 });
 
+/** Every variable the configuration reads (the deployment files are checked against it). */
+export const configVariables: readonly string[] = [...Object.keys(schema.shape), 'CONFIG_FILE'];
+
 const defaults = {
   PORT: '8080',
   HOST: '127.0.0.1',
@@ -242,6 +260,7 @@ const defaults = {
   UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
   UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
+  TRUST_PROXY: 'false',
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
@@ -326,6 +345,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     ffmpegPath: values.FFMPEG_PATH ?? null,
     ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
+    trustProxy: values.TRUST_PROXY,
     oauth: {
       issuer: values.PUBLIC_URL,
       resource: `${values.PUBLIC_URL}/mcp`,
@@ -367,6 +387,23 @@ function readConfigFile(
     problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
   }
   return {};
+}
+
+/** `TRUST_PROXY`: false, true, a hop count, or addresses and CIDR ranges; undefined if none. */
+function parseTrustProxy(value: string): boolean | number | string[] | undefined {
+  const text = value.trim();
+  if (text === 'false' || text === '') return false;
+  if (text === 'true') return true;
+  if (/^\d{1,2}$/.test(text)) return Number(text);
+  const entries = text.split(',').map((entry) => entry.trim());
+  const valid = entries.every((entry) => {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return false;
+    if (bits === undefined) return true;
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+  });
+  return valid ? entries : undefined;
 }
 
 function isHttpUrl(value: string): boolean {

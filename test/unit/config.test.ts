@@ -18,6 +18,16 @@ describe('configuration', () => {
     assert.deepEqual(config.warnings, []);
   });
 
+  it('reads TRUST_PROXY as nobody, everybody, a hop count or addresses, refusing anything else', () => {
+    const trust = (value: string) => loadConfig({ env: { TRUST_PROXY: value }, cwd }).trustProxy;
+    assert.equal(loadConfig({ env: {}, cwd }).trustProxy, false);
+    assert.equal(trust('true'), true);
+    assert.equal(trust('1'), 1);
+    assert.deepEqual(trust('10.0.0.0/8, 192.0.2.1,::1'), ['10.0.0.0/8', '192.0.2.1', '::1']);
+    for (const bad of ['yes', 'caddy', '10.0.0.0/33', '1.2.3.4/8/1'])
+      assert.throws(() => trust(bad), /TRUST_PROXY: expected false, true, a hop count/);
+  });
+
   it('is frozen', () => {
     const config = loadConfig({ env: {}, cwd });
     assert.throws(() => {

@@ -8,15 +8,18 @@ import { createTestDatabase } from '../../helpers/database.ts';
 let database: Database;
 let plain: TestApp;
 let behindTls: TestApp;
+let behindProxy: TestApp;
 before(async () => {
   database = await createTestDatabase('pglite');
   plain = await startTestApp(database);
   // TLS ends at a proxy; this listener is plain HTTP, the public URL is https.
   behindTls = await startTestApp(database, { env: { PUBLIC_URL: 'https://atelier.example.com' } });
+  behindProxy = await startTestApp(database, { env: { TRUST_PROXY: '1' } });
 });
 after(async () => {
   await plain.close();
   await behindTls.close();
+  await behindProxy.close();
   await database.close();
 });
 
@@ -77,5 +80,29 @@ describe('security headers', () => {
     }
     const page = await headersOf(behindTls.url, 'GET', '/login');
     assert.match(page.get('strict-transport-security') ?? '', /^max-age=63072000/);
+  });
+});
+
+describe('the client address', () => {
+  const forged = { 'x-forwarded-for': '203.0.113.7' };
+  it('ignores X-Forwarded-For unless TRUST_PROXY says whose to believe', async () => {
+    await (await fetch(`${plain.url}/healthz?probe=plain`, { headers: forged })).arrayBuffer();
+    const line =
+      plain
+        .logs()
+        .split('\n')
+        .find((l) => l.includes('probe=plain')) ?? '';
+    assert.match(line, /"remoteAddress":"127\.0\.0\.1"/);
+    assert.doesNotMatch(plain.logs(), /203\.0\.113\.7/);
+
+    await (
+      await fetch(`${behindProxy.url}/healthz?probe=proxy`, { headers: forged })
+    ).arrayBuffer();
+    const proxied =
+      behindProxy
+        .logs()
+        .split('\n')
+        .find((l) => l.includes('probe=proxy')) ?? '';
+    assert.match(proxied, /"remoteAddress":"203\.0\.113\.7"/);
   });
 });

@@ -1,0 +1,32 @@
+# Atelier: one image for API nodes (`serve`), workers (`worker`) and operator commands.
+# Not built in CI (no container runtime there): keep it plain. See docs/deployment.md.
+#
+#   docker build -t atelier .
+#   docker run -p 8080:8080 -v atelier-data:/data -e PUBLIC_URL=http://localhost:8080 atelier
+#
+# The bundled ffmpeg and ffprobe (npm) are linux-x64 builds; on arm64 install Debian's ffmpeg
+# in the runtime stage and set FFMPEG_PATH and FFPROBE_PATH.
+
+FROM node:24-bookworm-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+RUN mkdir /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s \
+  CMD node -e "fetch('http://127.0.0.1:8080/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+ENTRYPOINT ["node", "bin/atelier"]
+CMD ["serve"]
