@@ -29,6 +29,7 @@ import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
 import { metricsRoutes } from './edge/http/metrics.route.ts';
+import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
@@ -53,6 +54,7 @@ import { GenerationService } from './services/generation.service.ts';
 import { LibraryService } from './services/library.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
+import { RateLimitWindows } from './services/rate-limit-windows.ts';
 import { ResultService } from './services/result.service.ts';
 import { UploadService } from './services/upload.service.ts';
 import { type VoiceModelView, VoiceService } from './services/voice.service.ts';
@@ -317,6 +319,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     https: config.publicUrl.startsWith('https:'),
   });
   await http.register(metricsRoutes, { metrics: core.metrics });
+  await http.register(rateLimitsPlugin, {
+    config: config.rateLimits,
+    windows: config.rateLimits.store === 'database' ? new RateLimitWindows(core.database.db) : null,
+  });
   const schema = buildGraphqlSchema();
   await http.register(graphqlPlugin, {
     services: core.services,

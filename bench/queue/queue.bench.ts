@@ -71,6 +71,7 @@ async function atelier(url: string): Promise<number> {
       DATABASE_URL: url,
       DATA_DIR: '.tmp/bench-queue',
       LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_WINDOW: '0',
       WORKER_CONCURRENCY: String(concurrency),
       TASK_POLL_MS: '1000',
       MODELS: noopModels,

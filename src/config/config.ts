@@ -59,6 +59,8 @@ export interface Config {
    * (false), everybody (true), that many hops, or these addresses and CIDR ranges.
    */
   readonly trustProxy: boolean | number | readonly string[];
+  /** Requests allowed per window: per account, MCP token or IP, and per IP on sign-in routes. */
+  readonly rateLimits: RateLimitConfig;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -104,6 +106,16 @@ export interface OauthConfig {
   readonly cimdHosts: readonly string[] | '*';
   /** Cookies get `Secure` and the `__Host-` prefix unless the public URL is plain-http localhost. */
   readonly secureCookies: boolean;
+}
+
+export interface RateLimitConfig {
+  /** /graphql per account (per IP when anonymous) and /mcp per token; 0 turns it off. */
+  readonly api: number;
+  /** /oauth/token, /idp/sign-in and /auth/session per IP; 0 turns it off. */
+  readonly auth: number;
+  readonly windowMs: number;
+  /** `memory`: each node counts alone; `database`: every node shares the count. */
+  readonly store: 'memory' | 'database';
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -180,6 +192,10 @@ const schema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
+  RATE_LIMIT_PER_WINDOW: wholeNumber(0, 1_000_000),
+  RATE_LIMIT_AUTH_PER_WINDOW: wholeNumber(0, 1_000_000),
+  RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400),
+  RATE_LIMIT_STORE: z.enum(['memory', 'database']).optional(),
   TRUST_PROXY: z.string().transform((value, ctx) => {
     const parsed = parseTrustProxy(value);
     if (parsed === undefined)
@@ -261,6 +277,9 @@ const defaults = {
   UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
   TRUST_PROXY: 'false',
+  RATE_LIMIT_PER_WINDOW: '600',
+  RATE_LIMIT_AUTH_PER_WINDOW: '30',
+  RATE_LIMIT_WINDOW_SECONDS: '60',
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
@@ -346,6 +365,12 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
     trustProxy: values.TRUST_PROXY,
+    rateLimits: {
+      api: values.RATE_LIMIT_PER_WINDOW,
+      auth: values.RATE_LIMIT_AUTH_PER_WINDOW,
+      windowMs: values.RATE_LIMIT_WINDOW_SECONDS * 1000,
+      store: values.RATE_LIMIT_STORE ?? (values.DATABASE_URL === undefined ? 'memory' : 'database'),
+    },
     oauth: {
       issuer: values.PUBLIC_URL,
       resource: `${values.PUBLIC_URL}/mcp`,

@@ -5,6 +5,7 @@ import * as generations from './migrations/0002-generations.ts';
 import * as identities from './migrations/0003-identities.ts';
 import * as oauth from './migrations/0004-oauth.ts';
 import * as library from './migrations/0005-library.ts';
+import * as rateLimits from './migrations/0006-rate-limits.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -13,6 +14,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0003-identities': identities,
   '0004-oauth': oauth,
   '0005-library': library,
+  '0006-rate-limits': rateLimits,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

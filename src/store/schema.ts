@@ -19,6 +19,7 @@ export interface Tables {
   mcp_connections: McpConnectionsTable;
   elements: ElementsTable;
   avatars: AvatarsTable;
+  rate_limits: RateLimitsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -219,4 +220,10 @@ export interface AvatarsTable {
   voice_model_id: string | null;
   created_at: CreatedAt;
   deleted_at: Date | null;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  hits: number;
+  reset_at: Date;
 }

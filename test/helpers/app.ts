@@ -46,6 +46,9 @@ export async function startTestApp(
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       TASK_POLL_MS: '100',
+      // Tests poll hard; rate limits have their own tests (http/rate-limits).
+      RATE_LIMIT_PER_WINDOW: '0',
+      RATE_LIMIT_AUTH_PER_WINDOW: '0',
       ...options.env,
     },
     cwd: process.cwd(),

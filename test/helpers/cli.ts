@@ -69,7 +69,13 @@ async function startProcess(
   url: string,
 ): Promise<RunningServer> {
   const child = spawn(process.execPath, [bin, command], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_WINDOW: '0',
+      RATE_LIMIT_AUTH_PER_WINDOW: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

@@ -5,7 +5,10 @@ import { loadConfig } from '../../../src/config/config.ts';
 import { openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 
-const config = loadConfig({ env: { ...process.env, LOG_LEVEL: 'silent' }, cwd: process.cwd() });
+const config = loadConfig({
+  env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
+  cwd: process.cwd(),
+});
 const database =
   config.databaseUrl === undefined
     ? await openDatabase({ backend: 'pglite', dataDir: null })

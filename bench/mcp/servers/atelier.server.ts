@@ -8,7 +8,10 @@ import { buildApp } from '../../../src/app.ts';
 import { csrfParameterName } from '../../../src/auth/oauth/authorization-flow.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 
-const config = loadConfig({ env: { ...process.env, LOG_LEVEL: 'silent' }, cwd: process.cwd() });
+const config = loadConfig({
+  env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
+  cwd: process.cwd(),
+});
 const app = await buildApp(config);
 const account = await app.services.accounts.create({
   alias: 'bench',

@@ -10,6 +10,7 @@ const config = loadConfig({
   env: {
     ...process.env,
     LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_WINDOW: '0',
     DATA_DIR: '.tmp/bench-ws',
     MODELS: noopModels,
   },

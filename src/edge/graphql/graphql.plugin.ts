@@ -58,6 +58,16 @@ export async function graphqlPlugin(
     }
     request.graphqlAuth = auth;
   });
+  // Counted once the caller is known: per account, or per IP for anonymous and refused callers.
+  app.addHook(
+    'preHandler',
+    app.limits.api(
+      'graphql',
+      (request) =>
+        request.graphqlAuth?.kind === 'actor' ? request.graphqlAuth.actor.accountId : null,
+      'graphql',
+    ),
+  );
 
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');

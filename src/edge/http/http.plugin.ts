@@ -26,22 +26,25 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
       reply.header('strict-transport-security', `max-age=${hstsMaxAgeSeconds}; includeSubDomains`);
   });
 
-  app.setErrorHandler((error: FastifyError & { error?: { code?: unknown } }, request, reply) => {
-    const status = error.statusCode ?? 500;
-    if (status >= 500) {
-      request.log.error({ err: error }, 'unhandled error');
-      return reply.code(500).send({
-        error: { code: ErrorCode.Internal, message: 'Internal error', requestId: request.id },
-      });
-    }
-    // A body already in our shape (the rate limiter's): send it as it is.
-    if (typeof error.error?.code === 'string')
-      return reply.code(status).send({ error: error.error });
-    const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
-    return reply
-      .code(status)
-      .send({ error: { code, message: error.message, requestId: request.id } });
-  });
+  app.setErrorHandler(
+    (error: FastifyError & { error?: { code?: unknown }; errors?: unknown }, request, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status >= 500) {
+        request.log.error({ err: error }, 'unhandled error');
+        return reply.code(500).send({
+          error: { code: ErrorCode.Internal, message: 'Internal error', requestId: request.id },
+        });
+      }
+      // A body already in our shape (the rate limiter's): send it as it is.
+      if (typeof error.error?.code === 'string')
+        return reply.code(status).send({ error: error.error });
+      if (Array.isArray(error.errors)) return reply.code(status).send({ errors: error.errors });
+      const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
+      return reply
+        .code(status)
+        .send({ error: { code, message: error.message, requestId: request.id } });
+    },
+  );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 

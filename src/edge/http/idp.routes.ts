@@ -1,4 +1,3 @@
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
@@ -23,7 +22,6 @@ export async function idpRoutes(
   opts: { idp: BuiltinIdentityProvider; signInLimit: number },
 ) {
   const { idp } = opts;
-  await app.register(rateLimit, { global: false });
 
   app.get('/idp/.well-known/openid-configuration', async (_request, reply) =>
     reply
@@ -43,6 +41,7 @@ export async function idpRoutes(
     '/idp/sign-in',
     {
       schema: { body: signInBody },
+      onRequest: app.limits.auth('sign-in'),
       config: {
         rateLimit: {
           max: opts.signInLimit,

@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
+import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
 import { registerAccountTools } from './tools/account.tools.ts';
 import { registerGenerationTools } from './tools/generation.tools.ts';
@@ -78,7 +79,13 @@ export async function mcpRoutes(
     }
   };
 
-  app.post('/mcp', async (request, reply) => {
+  // Per token (a bogus one is refused by its signature before any database work), else per IP.
+  const limit = app.limits.api('mcp', (request) => {
+    const bearer = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    return bearer === undefined ? null : tokenKey(bearer);
+  });
+
+  app.post('/mcp', { onRequest: limit }, async (request, reply) => {
     const actor = await authenticate(request, reply);
     if (actor === null) return reply;
     const server = new McpServer(
@@ -89,6 +96,10 @@ export async function mcpRoutes(
     registerGenerationTools(server, actor, o.services);
     registerMediaTools(server, actor, o.services);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // The transport writes the response itself: headers set so far (security, rate limit,
+    // request id) go onto the raw response first.
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.on('close', () => {
       transport.close().catch(() => {});
@@ -104,6 +115,7 @@ export async function mcpRoutes(
     app.route({
       method,
       url: '/mcp',
+      onRequest: limit,
       handler: async (request, reply) => {
         const actor = await authenticate(request, reply);
         if (actor === null) return reply;

@@ -150,7 +150,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     }
   });
 
-  app.post('/oauth/token', async (request, reply) => {
+  app.post('/oauth/token', { onRequest: app.limits.auth('token') }, async (request, reply) => {
     noStore(reply).header('pragma', 'no-cache');
     try {
       return await o.tokenEndpoint.exchange(singleValued(request.body));
@@ -162,45 +162,49 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
 
   // ---- browser session helpers (spec §4.4) ----
 
-  app.post('/auth/session', async (request: FastifyRequest, reply) => {
-    noStore(reply);
-    const body = request.body as Record<string, unknown> | undefined;
-    if (
-      typeof body !== 'object' ||
-      body === null ||
-      Object.keys(body).length !== 1 ||
-      typeof body.id_token !== 'string'
-    ) {
-      return reply.code(400).send({
-        error: 'invalid_request',
-        error_description: 'The body is exactly {"id_token": "…"}.',
-      });
-    }
-    if (!fromOwnOrigin(request, publicOrigin, { required: true })) {
-      return reply.code(403).send({
-        error: 'invalid_request',
-        error_description: 'Sign-in is accepted from this server’s pages only.',
-      });
-    }
-    const session = await currentSession(request, o.sessions, oauth);
-    if (session === null || !(await o.flow.hasPending(session))) {
-      return reply.code(400).send({
-        error: 'invalid_request',
-        error_description: 'No authorization is pending in this browser.',
-      });
-    }
-    const auth = await o.idTokens.authenticate(body.id_token);
-    if (auth.kind !== 'actor') {
-      const status = auth.kind === 'refused' && auth.error.retryable ? 503 : 401;
-      return reply.code(status).send({
-        error: 'invalid_token',
-        error_description: auth.kind === 'refused' ? auth.error.message : 'No identity.',
-      });
-    }
-    const signedIn = await o.sessions.signIn(session, auth.actor.accountId);
-    setSessionCookie(reply, oauth, signedIn);
-    return reply.code(204).send();
-  });
+  app.post(
+    '/auth/session',
+    { onRequest: app.limits.auth('session') },
+    async (request: FastifyRequest, reply) => {
+      noStore(reply);
+      const body = request.body as Record<string, unknown> | undefined;
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        Object.keys(body).length !== 1 ||
+        typeof body.id_token !== 'string'
+      ) {
+        return reply.code(400).send({
+          error: 'invalid_request',
+          error_description: 'The body is exactly {"id_token": "…"}.',
+        });
+      }
+      if (!fromOwnOrigin(request, publicOrigin, { required: true })) {
+        return reply.code(403).send({
+          error: 'invalid_request',
+          error_description: 'Sign-in is accepted from this server’s pages only.',
+        });
+      }
+      const session = await currentSession(request, o.sessions, oauth);
+      if (session === null || !(await o.flow.hasPending(session))) {
+        return reply.code(400).send({
+          error: 'invalid_request',
+          error_description: 'No authorization is pending in this browser.',
+        });
+      }
+      const auth = await o.idTokens.authenticate(body.id_token);
+      if (auth.kind !== 'actor') {
+        const status = auth.kind === 'refused' && auth.error.retryable ? 503 : 401;
+        return reply.code(status).send({
+          error: 'invalid_token',
+          error_description: auth.kind === 'refused' ? auth.error.message : 'No identity.',
+        });
+      }
+      const signedIn = await o.sessions.signIn(session, auth.actor.accountId);
+      setSessionCookie(reply, oauth, signedIn);
+      return reply.code(204).send();
+    },
+  );
 
   app.get('/auth/session', async (request, reply) => {
     noStore(reply);

@@ -215,6 +215,7 @@ describe('bin/atelier on PostgreSQL', {
         '0003-identities',
         '0004-oauth',
         '0005-library',
+        '0006-rate-limits',
       ],
     });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });

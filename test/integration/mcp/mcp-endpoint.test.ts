@@ -393,6 +393,19 @@ describeEachBackend(
       assert.equal((await post({ authorization: `Bearer ${second.token}` })).status, 401);
     });
 
+    it('an answered call carries the headers every response does (security, request id)', async () => {
+      const { token } = await connected();
+      const res = await post({ authorization: `Bearer ${token}` });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(
+        res.headers.get('content-security-policy'),
+        "default-src 'none'; frame-ancestors 'none'",
+      );
+      assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    });
+
     it('GET and DELETE are 405 for this stateless server; an unsupported protocol version is 400', async () => {
       const { token } = await connected();
       for (const method of ['GET', 'DELETE']) {

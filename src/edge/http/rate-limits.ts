@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { RateLimitConfig } from '../../config/config.ts';
+import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
+import { ErrorCode } from '../../shared/errors.ts';
+
+/** A hook that counts the request against its key and answers 429 when over the limit. */
+export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The hooks of the limits routes add (`onRequest`, or `preHandler` after authentication). */
+    readonly limits: {
+      /** /graphql and /mcp: `key` names the caller (an account, a token), or null for its IP. */
+      api(
+        area: string,
+        key: (request: FastifyRequest) => string | null,
+        shape?: 'graphql',
+      ): RateLimitHook;
+      /** Sign-in and token routes, per IP. */
+      auth(area: string): RateLimitHook;
+    };
+  }
+}
+
+/**
+ * Request limits counted by `@fastify/rate-limit`: fixed windows in memory on one node, or in
+ * the database when several share the count (`RATE_LIMIT_STORE=database`). Answers carry the
+ * IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers; a
+ * refusal is `429` with `Retry-After` and code 150029 (GraphQL-shaped on /graphql). If the
+ * count cannot be read (the database is down), the request goes on: the limiter never turns an
+ * outage into refusals of its own.
+ */
+async function limitsPlugin(
+  app: FastifyInstance,
+  opts: { config: RateLimitConfig; windows: RateLimitWindows | null },
+) {
+  const { config, windows } = opts;
+  await app.register(rateLimit, {
+    global: false,
+    enableDraftSpec: true, // for the per-route limits (sign-in per email)
+    skipOnError: true,
+    ...(config.store === 'database' && windows !== null ? { store: databaseStore(windows) } : {}),
+  });
+
+  // `createRateLimit` only counts: several limits may apply to one request (per IP here, per
+  // email on sign-in), which the plugin's own route hooks do not allow.
+  const hook = (
+    max: number,
+    key: (request: FastifyRequest) => string,
+    per: string,
+    shape?: 'graphql',
+  ): RateLimitHook => {
+    if (max === 0) return async () => {};
+    const count = app.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: key });
+    return async (request, reply) => {
+      const state = await count(request);
+      if (state.isAllowed) return;
+      reply
+        .header('ratelimit-limit', state.max)
+        .header('ratelimit-remaining', state.remaining)
+        .header('ratelimit-reset', state.ttlInSeconds);
+      if (!state.isExceeded) return;
+      const retryAfterSeconds = Math.max(1, state.ttlInSeconds);
+      return reply
+        .code(429)
+        .header('retry-after', retryAfterSeconds)
+        .header('cache-control', 'no-store')
+        .send(
+          refusal(
+            request,
+            retryAfterSeconds,
+            `${max} ${per} per ${config.windowMs / 1000} s`,
+            shape,
+          ),
+        );
+    };
+  };
+
+  app.decorate('limits', {
+    api: (area, key, shape) =>
+      hook(
+        config.api,
+        (request) => `${area}:${key(request) ?? `ip:${request.ip}`}`,
+        'requests',
+        shape,
+      ),
+    auth: (area) => hook(config.auth, (request) => `${area}:ip:${request.ip}`, 'attempts'),
+  });
+}
+
+/** The body of a 429: code 150029 with the seconds to wait, GraphQL-shaped on /graphql. */
+function refusal(
+  request: FastifyRequest,
+  retryAfterSeconds: number,
+  limit: string,
+  shape?: 'graphql',
+) {
+  const message = `Rate limited (${limit}); retry in ${retryAfterSeconds} s.`;
+  const details = { code: ErrorCode.RateLimited, retryAfterSeconds, requestId: request.id };
+  if (shape === 'graphql')
+    return { errors: [{ message, extensions: { ...details, retryable: true } }] };
+  return { error: { ...details, message } };
+}
+
+/** A `@fastify/rate-limit` store over the shared windows (it constructs stores itself). */
+function databaseStore(windows: RateLimitWindows) {
+  return class DatabaseRateLimitStore {
+    incr(
+      key: string,
+      done: (error: Error | null, result?: { current: number; ttl: number }) => void,
+      timeWindow: number,
+    ): void {
+      windows.hit(key, timeWindow).then(
+        (hit) => done(null, { current: hit.hits, ttl: hit.ttlMs }),
+        (error: Error) => done(error),
+      );
+    }
+
+    child(): DatabaseRateLimitStore {
+      return this; // keys already carry their area
+    }
+  };
+}
+
+/** A short stable name for a bearer token, so the token itself is never a key. */
+export function tokenKey(token: string): string {
+  return `token:${createHash('sha256').update(token).digest('base64url').slice(0, 22)}`;
+}
+
+/** Not encapsulated: every route may use `app.limits`. */
+export const rateLimitsPlugin = fp(limitsPlugin, { name: 'atelier-rate-limits' });

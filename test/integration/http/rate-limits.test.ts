@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { generateImage, testModels } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+const profile = '{ getUserByPrivateId { alias } }';
+
+function assertRefused(
+  res: { status: number; headers: Headers },
+  body: unknown,
+  shape: 'graphql' | 'http',
+) {
+  assert.equal(res.status, 429);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  assert.equal(res.headers.get('ratelimit-remaining'), '0');
+  const error =
+    shape === 'graphql'
+      ? (body as { errors: Array<{ extensions: Record<string, unknown> }> }).errors[0]!.extensions
+      : (body as { error: Record<string, unknown> }).error;
+  assert.equal(error.code, '150029');
+  assert.equal(error.retryAfterSeconds, retryAfter);
+}
+
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+describeEachBackend('rate limits on one node', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  withTestApp(
+    backend,
+    {
+      env: {
+        MODELS: testModels,
+        WORKER_CONCURRENCY: '0',
+        RATE_LIMIT_PER_WINDOW: '3',
+        RATE_LIMIT_AUTH_PER_WINDOW: '2',
+      },
+    },
+    (started) => {
+      ({ database, t } = started);
+    },
+  );
+
+  it('/graphql counts per account: the fourth request is 150029 and runs nothing; other accounts carry on', async () => {
+    const a = await seedAccount(t.app, { credits: { standard: 10 } });
+    const b = await seedAccount(t.app);
+    for (const remaining of ['2', '1', '0']) {
+      const res = await graphql(t.url, { query: profile, apiKey: a.apiKey });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('ratelimit-limit'), '3');
+      assert.equal(res.headers.get('ratelimit-remaining'), remaining);
+    }
+    const refused = await generateImage(t.url, a.apiKey, { modelId: 'mdl_test-fast', prompt: 'x' });
+    assertRefused(refused, refused.body, 'graphql');
+    assert.equal(refused.body.data, undefined);
+    assert.equal((await graphql(t.url, { query: profile, apiKey: b.apiKey })).status, 200);
+    // Nothing was charged or queued by the refused mutation.
+    const balance = await database.db
+      .selectFrom('credit_balances')
+      .select('amount')
+      .where('account_id', '=', a.account.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(balance.amount, 10);
+    const contents = await database.db
+      .selectFrom('contents')
+      .select('id')
+      .where('account_id', '=', a.account.id)
+      .execute();
+    assert.deepEqual(contents, []);
+  });
+
+  it('/graphql counts anonymous callers per IP, apart from accounts', async () => {
+    for (let i = 0; i < 3; i++)
+      assert.equal((await post(`${t.url}/graphql`, { query: '{ __typename }' })).status, 200);
+    const res = await post(`${t.url}/graphql`, { query: '{ __typename }' });
+    assertRefused(res, await res.json(), 'graphql');
+  });
+
+  it('/mcp counts per bearer token', async () => {
+    const mcp = (token: string) =>
+      post(
+        `${t.url}/mcp`,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' },
+      );
+    for (let i = 0; i < 3; i++) assert.equal((await mcp('token-one')).status, 401);
+    const res = await mcp('token-one');
+    assertRefused(res, await res.json(), 'http');
+    assert.equal((await mcp('token-two')).status, 401, 'another token is counted apart');
+  });
+
+  it('/oauth/token, /auth/session and /idp/sign-in count per IP, each apart', async () => {
+    const attempts = {
+      token: () =>
+        fetch(`${t.url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=authorization_code&code=nope',
+        }),
+      session: () => post(`${t.url}/auth/session`, { id_token: 'nope' }),
+      signIn: (i: number) =>
+        post(`${t.url}/idp/sign-in`, {
+          email: `nobody${i}@example.test`,
+          password: 'wrong-password',
+        }),
+    };
+    for (const [name, attempt] of Object.entries(attempts)) {
+      for (let i = 0; i < 2; i++) {
+        const res = await attempt(i);
+        assert.notEqual(res.status, 429, `${name} attempt ${i + 1}`);
+        // Sign-in also has its per-email limit, whose headers are the last written.
+        if (name !== 'signIn') assert.equal(res.headers.get('ratelimit-limit'), '2', name);
+      }
+      const res = await attempt(2);
+      assertRefused(res, await res.json(), 'http');
+    }
+  });
+});
+
+describeEachBackend('rate limits shared through the database', (backend) => {
+  let database: Database;
+  let first: TestApp;
+  let second: TestApp;
+  const env = {
+    WORKER_CONCURRENCY: '0',
+    RATE_LIMIT_PER_WINDOW: '3',
+    RATE_LIMIT_WINDOW_SECONDS: '2',
+    RATE_LIMIT_STORE: 'database',
+  };
+  withTestApp(backend, { env }, (started) => {
+    ({ database, t: first } = started);
+  });
+
+  it('two nodes count the same hits, and a new window starts afresh', async (ctx) => {
+    second = await startTestApp(database, { env });
+    ctx.after(() => second.close());
+    const { apiKey } = await seedAccount(first.app);
+    const ask = (app: TestApp) => graphql(app.url, { query: profile, apiKey });
+    assert.equal((await ask(first)).status, 200);
+    assert.equal((await ask(second)).status, 200);
+    const third = await ask(first);
+    assert.equal(third.headers.get('ratelimit-remaining'), '0');
+    const refused = await ask(second);
+    assertRefused(refused, refused.body, 'graphql');
+
+    await sleep(Number(refused.headers.get('retry-after')) * 1000 + 100);
+    const again = await ask(second);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('ratelimit-remaining'), '2');
+  });
+});
