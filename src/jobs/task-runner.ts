@@ -198,6 +198,9 @@ export class TaskRunner {
         .then(() => writeProgress(this.#o.db, task.id, task.lease_token, value))
         .catch(() => {});
     };
+    const ids = { taskId: task.id, contentId: content.id, modelId: content.model_id };
+    this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
+    const startedAt = performance.now();
     await this.#announce({
       type: 'changed',
       taskId: task.id,
@@ -213,6 +216,9 @@ export class TaskRunner {
         reportProgress,
       );
       await progress;
+      const ms = Math.round(performance.now() - startedAt);
+      const finishCode = result.ok ? 0 : result.finishCode;
+      this.#o.log.info({ ...ids, finishCode, ms, stopped: reason ?? null }, 'engine run ended');
       if (reason === undefined)
         await this.#finish(task.id, task.lease_token, task.account_id, content, result);
       else if (reason === 'shutdown')

@@ -1,6 +1,7 @@
 import type { AuthResult } from '../../auth/authenticate.ts';
 import type { Actor } from '../../domain/actor.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
 import type { Services } from '../services.ts';
 
 /** What every resolver receives. The actor is explicit; there is no ambient current user. */
@@ -8,6 +9,8 @@ export interface GraphqlContext {
   readonly auth: AuthResult;
   readonly requestId: string;
   readonly services: Services;
+  /** The request's logger: every line carries its request id. */
+  readonly log: Logger;
 }
 
 /**

@@ -85,6 +85,7 @@ export async function graphqlPlugin(
       auth: request.graphqlAuth ?? { kind: 'anonymous' },
       requestId: request.id,
       services,
+      log: request.log,
     }),
     errorFormatter: (execution, ctx) => {
       const request = ctx.reply.request;

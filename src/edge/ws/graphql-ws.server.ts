@@ -144,7 +144,8 @@ export function attachGraphqlWebSocket(options: {
       context: (ctx, id): GraphqlContext => {
         const connection = connections.get(ctx)!;
         const auth = operationAuth.get(`${connection.id}:${id}`) ?? { kind: 'anonymous' };
-        return { auth, requestId: `ws:${connection.id}:${id}`, services };
+        const requestId = `ws:${connection.id}:${id}`;
+        return { auth, requestId, services, log: log.child({ reqId: requestId }) };
       },
       onNext: (ctx, id, _payload, _args, result) => {
         // A consumer that does not read cannot make us buffer without bound.

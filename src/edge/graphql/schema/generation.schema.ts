@@ -1,8 +1,9 @@
 import type { CostEstimate, Submission } from '../../../services/generation.service.ts';
 import type { ContentView, MediaView, TaskView } from '../../../services/generation-views.ts';
 import type { SignedUrl } from '../../../storage/url-signer.ts';
+import type { Services } from '../../services.ts';
 import type { Builder } from '../builder.ts';
-import { optionalActor, requireActor } from '../context.ts';
+import { type GraphqlContext, optionalActor, requireActor } from '../context.ts';
 import { connectionRef } from './common.schema.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
 
@@ -274,29 +275,25 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       type: SubmissionRef,
       nullable: true,
       args: { input: t.arg({ type: GenerateImageInput, required: true }) },
-      resolve: (_root, { input }, ctx) =>
-        ctx.services.generations.submit(requireActor(ctx), 'image', input),
+      resolve: (_root, { input }, ctx) => submit(ctx, 'image', input),
     }),
     generateVideo: t.field({
       type: SubmissionRef,
       nullable: true,
       args: { input: t.arg({ type: GenerateVideoInput, required: true }) },
-      resolve: (_root, { input }, ctx) =>
-        ctx.services.generations.submit(requireActor(ctx), 'video', input),
+      resolve: (_root, { input }, ctx) => submit(ctx, 'video', input),
     }),
     generateSpeech: t.field({
       type: SubmissionRef,
       nullable: true,
       args: { input: t.arg({ type: GenerateSpeechInput, required: true }) },
-      resolve: (_root, { input }, ctx) =>
-        ctx.services.generations.submit(requireActor(ctx), 'speech', input),
+      resolve: (_root, { input }, ctx) => submit(ctx, 'speech', input),
     }),
     generateAvatarVideo: t.field({
       type: SubmissionRef,
       nullable: true,
       args: { input: t.arg({ type: GenerateAvatarVideoInput, required: true }) },
-      resolve: (_root, { input }, ctx) =>
-        ctx.services.generations.submit(requireActor(ctx), 'avatar', input),
+      resolve: (_root, { input }, ctx) => submit(ctx, 'avatar', input),
     }),
     cancelTask: t.field({
       type: TaskRef,
@@ -331,4 +328,23 @@ function abortable<T>(start: (signal: AbortSignal) => AsyncGenerator<T>): AsyncI
       return this;
     },
   };
+}
+
+/** Submits, and logs the IDs under the request's id so its task can be followed in the logs. */
+async function submit(
+  ctx: GraphqlContext,
+  kind: Parameters<Services['generations']['submit']>[1],
+  input: Parameters<Services['generations']['submit']>[2],
+) {
+  const submitted = await ctx.services.generations.submit(requireActor(ctx), kind, input);
+  ctx.log.info(
+    {
+      kind,
+      contentId: submitted.contentId,
+      taskId: submitted.taskId,
+      deduplicated: submitted.deduplicated,
+    },
+    'generation submitted',
+  );
+  return submitted;
 }

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { submitImage, testModels, waitForTask } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+// An operator follows one generation through the logs: the request that submitted it (by its
+// request id) names the task, and the worker's lines name the same task.
+describeEachBackend('structured logs', (backend) => {
+  let t: TestApp;
+  withTestApp(backend, { env: { MODELS: testModels } }, (started) => {
+    ({ t } = started);
+  });
+
+  it('a submission is logged under its request id with its task id, and the worker logs that task', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const res = await graphql<{ generateImage: { taskId: string; contentId: string } }>(t.url, {
+      query: submitImage,
+      variables: { input: { modelId: 'mdl_test-fast', prompt: 'follow me' } },
+      apiKey,
+      headers: { 'x-request-id': 'trace-generation-1' },
+    });
+    const { taskId, contentId } = res.body.data!.generateImage;
+    await waitForTask(t.url, apiKey, taskId);
+
+    const lines = t
+      .logs()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const submitted = lines.find((l) => l.msg === 'generation submitted');
+    assert.equal(submitted?.reqId, 'trace-generation-1');
+    assert.equal(submitted?.taskId, taskId);
+    assert.equal(submitted?.contentId, contentId);
+    const started = lines.find((l) => l.msg === 'task started' && l.taskId === taskId);
+    assert.equal(started?.contentId, contentId);
+    assert.equal(started?.modelId, 'mdl_test-fast');
+    const ended = lines.find((l) => l.msg === 'engine run ended' && l.taskId === taskId);
+    assert.equal(ended?.finishCode, 0);
+    assert.equal(typeof ended?.ms, 'number');
+    // Secrets never reach the log.
+    assert.equal(t.logs().includes(apiKey), false);
+  });
+});
