@@ -61,6 +61,7 @@ import { type VoiceModelView, VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
+import { S3MediaStorage } from './storage/s3-media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
@@ -152,7 +153,11 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       clock,
       ttlMs: config.mediaUrlTtlMs,
     });
-    const storage = new LocalMediaStorage(path.join(config.dataDir, 'files'));
+    const storage =
+      config.mediaStore.kind === 's3'
+        ? new S3MediaStorage(config.mediaStore.s3)
+        : new LocalMediaStorage(path.join(config.dataDir, 'files'));
+    if (storage instanceof S3MediaStorage) closers.push(async () => storage.close());
     const verifier = new ApiKeyVerifier({ db, clock });
     const { identity } = config;
     const identityProvider = identity.builtin

@@ -61,6 +61,8 @@ export interface Config {
   readonly trustProxy: boolean | number | readonly string[];
   /** Requests allowed per window: per account, MCP token or IP, and per IP on sign-in routes. */
   readonly rateLimits: RateLimitConfig;
+  /** Where media files live: `DATA_DIR/files`, or an S3-compatible bucket. */
+  readonly mediaStore: { readonly kind: 'local' } | { readonly kind: 's3'; readonly s3: S3Config };
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -106,6 +108,19 @@ export interface OauthConfig {
   readonly cimdHosts: readonly string[] | '*';
   /** Cookies get `Secure` and the `__Host-` prefix unless the public URL is plain-http localhost. */
   readonly secureCookies: boolean;
+}
+
+export interface S3Config {
+  readonly bucket: string;
+  readonly region: string;
+  /** An S3-compatible service's URL; AWS's own endpoint when null. */
+  readonly endpoint: string | null;
+  readonly forcePathStyle: boolean;
+  /** Prepended to every key: `''` or a path ending in `/`. */
+  readonly prefix: string;
+  /** Both or neither; neither means the AWS SDK's default credential chain. */
+  readonly accessKeyId: string | null;
+  readonly secretAccessKey: string | null;
 }
 
 export interface RateLimitConfig {
@@ -196,6 +211,20 @@ const schema = z.object({
   RATE_LIMIT_AUTH_PER_WINDOW: wholeNumber(0, 1_000_000),
   RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400),
   RATE_LIMIT_STORE: z.enum(['memory', 'database']).optional(),
+  MEDIA_STORE: z.enum(['local', 's3']),
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a bucket name')
+    .optional(),
+  S3_REGION: z.string().min(1),
+  S3_ENDPOINT: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']),
+  S3_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'expected nothing, or a path ending in / (media/)')
+    .optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TRUST_PROXY: z.string().transform((value, ctx) => {
     const parsed = parseTrustProxy(value);
     if (parsed === undefined)
@@ -277,6 +306,9 @@ const defaults = {
   UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
   TRUST_PROXY: 'false',
+  MEDIA_STORE: 'local',
+  S3_REGION: 'us-east-1',
+  S3_FORCE_PATH_STYLE: 'false',
   RATE_LIMIT_PER_WINDOW: '600',
   RATE_LIMIT_AUTH_PER_WINDOW: '30',
   RATE_LIMIT_WINDOW_SECONDS: '60',
@@ -325,6 +357,14 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       'IDP_AUDIENCE: required with IDP_ISSUER (the client ID your ID tokens are issued to)',
     );
   }
+  if (parsed.success && parsed.data.MEDIA_STORE === 's3' && parsed.data.S3_BUCKET === undefined)
+    problems.push('S3_BUCKET: required with MEDIA_STORE=s3');
+  if (
+    parsed.success &&
+    (parsed.data.S3_ACCESS_KEY_ID === undefined) !==
+      (parsed.data.S3_SECRET_ACCESS_KEY === undefined)
+  )
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both, or neither');
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const values = parsed.data;
@@ -365,6 +405,21 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
     trustProxy: values.TRUST_PROXY,
+    mediaStore:
+      values.MEDIA_STORE === 's3'
+        ? {
+            kind: 's3',
+            s3: {
+              bucket: values.S3_BUCKET!,
+              region: values.S3_REGION,
+              endpoint: values.S3_ENDPOINT ?? null,
+              forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true',
+              prefix: values.S3_PREFIX ?? '',
+              accessKeyId: values.S3_ACCESS_KEY_ID ?? null,
+              secretAccessKey: values.S3_SECRET_ACCESS_KEY ?? null,
+            },
+          }
+        : { kind: 'local' },
     rateLimits: {
       api: values.RATE_LIMIT_PER_WINDOW,
       auth: values.RATE_LIMIT_AUTH_PER_WINDOW,

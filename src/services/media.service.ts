@@ -1,4 +1,3 @@
-import { access } from 'node:fs/promises';
 import sharp from 'sharp';
 import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
@@ -9,11 +8,10 @@ import { findAccountMedia, findMedia } from '../store/media.store.ts';
 import type { VoiceModelView, VoiceService } from './voice.service.ts';
 
 /** A file to send for a valid download URL. */
-export interface Download {
-  readonly path: string;
-  readonly mimeType: string;
-  readonly filename: string;
-}
+/** What a valid download URL leads to: a local file the API serves, or the object store. */
+export type Download =
+  | { readonly path: string; readonly mimeType: string; readonly filename: string }
+  | { readonly redirect: string };
 
 const maxIdsPerCall = 100;
 
@@ -97,40 +95,39 @@ export class MediaService {
     if (!this.#signer.verify(mediaId, exp, sig)) return null;
     const voice = await this.#voices.previewOf(mediaId);
     if (voice !== undefined) {
-      const path = await this.#preview(voice);
-      return path === null
-        ? null
-        : { path, mimeType: 'audio/mpeg', filename: `${voice.voiceModelId}-preview.mp3` };
+      const key = await this.#preview(voice);
+      return this.#serve(key, exp, 'audio/mpeg', `${voice.voiceModelId}-preview.mp3`);
     }
     const media = await findMedia(this.#db, mediaId);
-    const path = media === undefined ? null : this.#storage.localPath(media.storage_key);
-    if (media === undefined || path === null) return null;
-    return { path, mimeType: media.mime_type, filename: media.filename };
+    if (media === undefined) return null;
+    return this.#serve(media.storage_key, exp, media.mime_type, media.filename);
   }
 
-  /** The preview's file, rendered once per voice and kept in storage. */
-  async #preview(voice: VoiceModelView): Promise<string | null> {
+  /**
+   * The file on local disk, or a presigned URL on the object store that expires when the
+   * download URL does (`exp`, already verified).
+   */
+  async #serve(key: string, exp: string | undefined, mimeType: string, filename: string) {
+    const expiresAt = new Date(Number(exp) * 1000);
+    const redirect = await this.#storage.presignedGet(key, { expiresAt, mimeType, filename });
+    if (redirect !== null) return { redirect };
+    const path = this.#storage.localPath(key);
+    return path === null ? null : { path, mimeType, filename };
+  }
+
+  /** The preview's storage key, rendered once per voice and kept in storage. */
+  async #preview(voice: VoiceModelView): Promise<string> {
     const key = `previews/${voice.previewMediaId}.mp3`;
     let rendering = this.#previews.get(key);
     if (rendering === undefined) {
       rendering = (async () => {
-        const path = this.#storage.localPath(key);
-        if (path !== null && (await exists(path))) return path;
-        await this.#storage.put(key, await this.#renderPreview(voice));
-        return this.#storage.localPath(key)!;
+        if (!(await this.#storage.exists(key)))
+          await this.#storage.put(key, await this.#renderPreview(voice));
+        return key;
       })();
       this.#previews.set(key, rendering);
       rendering.catch(() => this.#previews.delete(key));
     }
     return rendering;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
   }
 }

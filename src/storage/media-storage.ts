@@ -1,17 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Where media bytes live. The local directory is the default; an object store can follow. */
+/** How a stored file is handed to a client that holds a valid download URL. */
+export interface ServeAs {
+  readonly expiresAt: Date;
+  readonly filename: string;
+  readonly mimeType: string;
+}
+
+/** Where media bytes live: a local directory (the default) or an S3-compatible bucket. */
 export interface MediaStorage {
   put(key: string, bytes: Buffer): Promise<void>;
   get(key: string): Promise<Buffer>;
   remove(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
   /** The file of a key, for serving it with Range support; null when not on local disk. */
   localPath(key: string): string | null;
+  /** A URL that serves the object directly until `expiresAt`; null when the API serves it. */
+  presignedGet(key: string, as: ServeAs): Promise<string | null>;
 }
 
-const safeKey = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+export const safeKey = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
 /** Media under `<dataDir>/media`, written atomically (temporary file, then rename). */
 export class LocalMediaStorage implements MediaStorage {
@@ -37,8 +47,21 @@ export class LocalMediaStorage implements MediaStorage {
     await rm(this.#resolve(key), { force: true });
   }
 
+  async exists(key: string): Promise<boolean> {
+    try {
+      await access(this.#resolve(key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   localPath(key: string): string {
     return this.#resolve(key);
+  }
+
+  async presignedGet(): Promise<null> {
+    return null;
   }
 
   #resolve(key: string): string {

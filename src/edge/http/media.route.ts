@@ -7,7 +7,8 @@ import type { Services } from '../services.ts';
 /**
  * `GET /media/:mediaId?exp&sig`: the signed URL is the credential. A wrong or expired
  * signature gets 403 and no hint of whether the media exists. Serves the stored type, a
- * download filename, ETag / Last-Modified, and Range requests (video players seek).
+ * download filename, ETag / Last-Modified, and Range requests (video players seek); with media
+ * on an object store, a `302` to a presigned URL that expires at the same moment.
  */
 export async function mediaRoutes(app: FastifyInstance, opts: { services: Services }) {
   app.get<{ Params: { mediaId: string }; Querystring: { exp?: string; sig?: string } }>(
@@ -31,6 +32,10 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
               requestId: request.id,
             },
           });
+      }
+      if ('redirect' in download) {
+        // On the object store: a presigned URL that expires with this one.
+        return reply.code(302).header('cache-control', 'no-store').redirect(download.redirect);
       }
       const result = await send(request.raw, `/${path.basename(download.path)}`, {
         root: path.dirname(download.path),

@@ -11,56 +11,84 @@ import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
 import { submitOk, testModels } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { invariantViolations } from '../../helpers/invariants.ts';
+import { startS3, type TestS3 } from '../../helpers/s3.ts';
 import { collect, wsClient } from '../../helpers/ws.ts';
 
-// The scale-out proof: two API processes and two worker processes on one PostgreSQL and one
-// media directory. 200 generations submitted across both APIs by two accounts, watched by a
-// subscriber per account on each API.
+// The scale-out proof: two API processes and two worker processes on one PostgreSQL, media in
+// one shared directory or on S3 (then each process has a directory of its own). 200 generations
+// submitted across both APIs by two accounts, watched by a subscriber per account on each API.
 
 const generations = 200;
 
 type Update = { myTaskUpdates: { taskId: string; status: string; finishCode: number | null } };
 
-describe('two APIs and two workers on one PostgreSQL [postgres: processes]', {
-  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
-}, () => {
+for (const media of ['a shared media directory', 'media on S3, no shared directory'] as const) {
+  describe(
+    `two APIs and two workers on one PostgreSQL, ${media} [postgres: processes]`,
+    {
+      skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+    },
+    () => scaleOut(media === 'media on S3, no shared directory'),
+  );
+}
+
+function scaleOut(onS3: boolean): void {
   const processes: RunningServer[] = [];
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-scale-'));
+  const dataDirs: string[] = [];
   let drop: () => Promise<void>;
   let database: Database;
+  let s3: TestS3 | undefined;
   let env: Record<string, string>;
+  /** With S3 every process gets a directory of its own: nothing on disk is shared. */
+  const dataDir = () => {
+    if (dataDirs.length > 0 && !onS3) return dataDirs[0]!;
+    dataDirs.push(mkdtempSync(path.join(tmpdir(), 'atelier-scale-')));
+    return dataDirs.at(-1)!;
+  };
   before(async () => {
     const created = await createEmptyPostgresDatabase();
     drop = created.drop;
-    env = { DATABASE_URL: created.url, DATA_DIR: dataDir, MODELS: testModels, TASK_POLL_MS: '500' };
-    assert.equal((await atelier(['migrate'], env)).code, 0);
+    s3 = onS3 ? await startS3() : undefined;
+    env = { DATABASE_URL: created.url, MODELS: testModels, TASK_POLL_MS: '500', ...s3?.env };
+    assert.equal((await atelier(['migrate'], { ...env, DATA_DIR: dataDir() })).code, 0);
     database = await openDatabase({ backend: 'postgres', url: created.url, poolSize: 2 });
   });
   after(async () => {
     for (const p of processes) await p.stop();
     await database?.close();
     await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    await s3?.close();
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   const account = async (alias: string) => {
     const created = await atelier(
       ['account', 'create', '--alias', alias, '--api-key-access', '--credits', 'standard=1000'],
-      env,
+      { ...env, DATA_DIR: dataDir() },
     );
     const { id } = JSON.parse(created.stdout) as { id: string };
-    const key = await atelier(['apikey', 'create', '--account', id], env);
+    const key = await atelier(['apikey', 'create', '--account', id], {
+      ...env,
+      DATA_DIR: dataDir(),
+    });
     return (JSON.parse(key.stdout) as { secret: string }).secret;
   };
 
   it('200 generations finish exactly once, claimed once, and every subscriber hears of each', async (t) => {
     const keys = await Promise.all([account('scale-a'), account('scale-b')]);
     const apis = await Promise.all(
-      [0, 1].map(() => startServer({ ...env, WORKER_CONCURRENCY: '0' })),
+      [0, 1].map(() => startServer({ ...env, DATA_DIR: dataDir(), WORKER_CONCURRENCY: '0' })),
     );
     processes.push(...apis);
     const workers = await Promise.all(
-      [0, 1].map(() => startWorker({ ...env, WORKER_CONCURRENCY: '4', TASK_LEASE_MS: '10000' })),
+      [0, 1].map(() =>
+        startWorker({
+          ...env,
+          DATA_DIR: dataDir(),
+          WORKER_CONCURRENCY: '4',
+          TASK_LEASE_MS: '10000',
+        }),
+      ),
     );
     processes.push(...workers);
 
@@ -184,9 +212,9 @@ describe('two APIs and two workers on one PostgreSQL [postgres: processes]', {
         apiKey,
       });
       const file = await fetch(urls.body.data!.getDownloadUrls[0]!.url);
-      assert.equal(file.status, 200);
+      assert.equal(file.status, 200, `${file.url}: ${await file.clone().text()}`);
       assert.ok((await file.arrayBuffer()).byteLength > 0);
     }
     assert.deepEqual(await invariantViolations(database.db), [], 'the five invariants held');
   });
-});
+}

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import S3rver from 's3rver';
+
+/** A local S3-compatible server (s3rver) with one empty bucket, and the app settings for it. */
+export interface TestS3 {
+  readonly endpoint: string;
+  readonly bucket: string;
+  /** What Atelier needs to keep its media there. */
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startS3(bucket = 'atelier-media'): Promise<TestS3> {
+  const directory = mkdtempSync(path.join(tmpdir(), 'atelier-s3-'));
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint,
+    bucket,
+    env: {
+      MEDIA_STORE: 's3',
+      S3_BUCKET: bucket,
+      S3_ENDPOINT: endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+    },
+    close: async () => {
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
