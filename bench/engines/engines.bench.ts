@@ -19,6 +19,7 @@ import { closeEspeak, synthesize } from '../../src/engines/speech/espeak.ts';
 import { mouthFromPhonemes } from '../../src/engines/speech/mouth.ts';
 import { renderAvatarVideo } from '../../src/engines/video/avatar-video.ts';
 import { renderTextToVideo } from '../../src/engines/video/text-to-video.ts';
+import { type BenchRow, report } from '../report.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
 const runs = Number(values.runs);
@@ -38,13 +39,25 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
 
 const rows: { what: string; atelier: string; baseline: string; ratio: string }[] = [];
 const ms = (n: number) => `${n.toFixed(0)} ms`;
-const row = (what: string, ours: number, base: number, note = '') =>
+const measured: BenchRow[] = [];
+const row = (what: string, ours: number, base: number, note = '') => {
   rows.push({
     what,
     atelier: ms(ours),
     baseline: ms(base) + note,
     ratio: `${(ours / base).toFixed(2)}×`,
   });
+  const baselineName = note.trim().replace(/^\((.*)\)$/, '$1') || 'floor';
+  measured.push({
+    bench: 'engines',
+    measure: what,
+    atelier: ours,
+    baseline: base,
+    baselineName,
+    unit: 'ms',
+    higherIsBetter: false,
+  });
+};
 
 // Image.
 const settings: ImageSettings = {
@@ -173,3 +186,4 @@ console.table(rows);
 console.log(
   `speech real-time factor: ${(speech / 1000 / audioSeconds).toFixed(4)} (${audioSeconds.toFixed(1)} s of audio in ${ms(speech)})`,
 );
+report(measured);

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { report } from '../report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -127,3 +128,16 @@ for (const r of results) {
   );
 }
 if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+report(
+  results
+    .filter((r) => r.name.startsWith('atelier'))
+    .map((r) => ({
+      bench: 'graphql',
+      measure: r.name,
+      atelier: r.rps,
+      baseline: base('mercurius { hello }'),
+      baselineName: 'mercurius { hello }',
+      unit: 'req/s',
+      higherIsBetter: true,
+    })),
+);

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { report } from '../report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -197,3 +198,16 @@ for (const r of results) {
   );
 }
 if (results.some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
+report(
+  results
+    .filter((r) => r.name.startsWith('atelier'))
+    .map((r) => ({
+      bench: 'mcp',
+      measure: r.name,
+      atelier: r.rps,
+      baseline: base,
+      baselineName: 'mcp sdk get_account (constant)',
+      unit: 'req/s',
+      higherIsBetter: true,
+    })),
+);

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { countTasks } from '../../src/store/task-queue.store.ts';
 import { noopModels } from '../noop-model.ts';
+import { report } from '../report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -156,3 +157,14 @@ const row = (name: string, rate: number, submitted: number) =>
   );
 row('atelier (submit+charge → claim → finish)', ours, submittedIn.atelier);
 row('graphile-worker (addJob → no-op task)', theirs, submittedIn.graphile);
+report([
+  {
+    bench: 'queue',
+    measure: 'submit → claim → finish, end to end',
+    atelier: ours,
+    baseline: theirs,
+    baselineName: 'graphile-worker',
+    unit: 'jobs/s',
+    higherIsBetter: true,
+  },
+]);

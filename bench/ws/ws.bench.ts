@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { report } from '../report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -172,3 +173,24 @@ const ratio = (a: number, b: number) => (a / b).toFixed(2);
 console.log(
   `\natelier / bare: memory per subscription ×${ratio(ours.heldMiB - ours.idleMiB, baseline.heldMiB - baseline.idleMiB)}, fan-out time ×${ratio(ours.fanOutMs, baseline.fanOutMs)}`,
 );
+const perSubscriptionKiB = (r: typeof ours) => ((r.heldMiB - r.idleMiB) * 1024) / total;
+report([
+  {
+    bench: 'ws',
+    measure: 'memory per subscription',
+    atelier: perSubscriptionKiB(ours),
+    baseline: perSubscriptionKiB(baseline),
+    baselineName: 'bare graphql-ws',
+    unit: 'KiB',
+    higherIsBetter: false,
+  },
+  {
+    bench: 'ws',
+    measure: `all ${total} subscribers saw one update`,
+    atelier: ours.fanOutMs,
+    baseline: baseline.fanOutMs,
+    baselineName: 'bare graphql-ws',
+    unit: 'ms',
+    higherIsBetter: false,
+  },
+]);
