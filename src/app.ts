@@ -236,7 +236,12 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         maxAttempts: config.taskMaxAttempts,
         metrics,
       }),
-      results: new ResultService({ db, events, signer }),
+      results: new ResultService({
+        db,
+        events,
+        signer,
+        maxRunningPerAccount: config.accountMaxRunningTasks,
+      }),
       media: new MediaService({
         db,
         signer,
@@ -273,6 +278,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
           concurrency,
           leaseMs: config.taskLeaseMs,
           pollMs: config.taskPollMs,
+          maxRunningPerAccount: config.accountMaxRunningTasks,
           metrics,
         });
         runner.start();

@@ -35,6 +35,8 @@ export interface Config {
   readonly taskPollMs: number;
   /** Attempts before a task whose worker keeps dying or failing is given up. */
   readonly taskMaxAttempts: number;
+  /** Tasks one account may have running at once, over all workers; 0 for no limit. */
+  readonly accountMaxRunningTasks: number;
   /** Lifetime of signed download URLs. */
   readonly mediaUrlTtlMs: number;
   /** Size and cost limits of GraphQL documents, and whether introspection is answered. */
@@ -189,6 +191,7 @@ const schema = z.object({
   TASK_LEASE_MS: wholeNumber(1_000, 3_600_000),
   TASK_POLL_MS: wholeNumber(10, 60_000),
   TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
+  ACCOUNT_MAX_RUNNING_TASKS: wholeNumber(0, 10_000),
   MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
   NODE_ENV: z.string().optional(),
@@ -291,6 +294,7 @@ const defaults = {
   TASK_LEASE_MS: '30000', // 30 seconds
   TASK_POLL_MS: '2000', // 2 seconds
   TASK_MAX_ATTEMPTS: '3',
+  ACCOUNT_MAX_RUNNING_TASKS: '4',
   MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
   SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
   GRAPHQL_MAX_DEPTH: String(defaultQueryLimits.maxDepth),
@@ -381,6 +385,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     taskLeaseMs: values.TASK_LEASE_MS,
     taskPollMs: values.TASK_POLL_MS,
     taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
+    accountMaxRunningTasks: values.ACCOUNT_MAX_RUNNING_TASKS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     graphqlLimits: {

@@ -37,6 +37,8 @@ export interface TaskRunnerOptions {
   leaseMs: number;
   /** Fallback poll when no wake-up arrives. */
   pollMs: number;
+  /** Tasks one account may have running at once across all workers; 0 for no limit. */
+  maxRunningPerAccount?: number;
   /** Task durations and refunds, recorded after each finish commits (default: none). */
   metrics?: Metrics;
 }
@@ -96,7 +98,12 @@ export class TaskRunner {
       let claimed: ClaimedTask | undefined;
       try {
         await this.#sweep();
-        claimed = await claimTask(this.#o.db, this.#owner, this.#o.leaseMs);
+        claimed = await claimTask(
+          this.#o.db,
+          this.#owner,
+          this.#o.leaseMs,
+          this.#o.maxRunningPerAccount,
+        );
       } catch (error) {
         this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
       }

@@ -17,7 +17,7 @@ import {
 } from '../store/content.store.ts';
 import type { Db } from '../store/database.ts';
 import { listMediaOfContents } from '../store/media.store.ts';
-import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
+import { findTask, findTasksOfContents, runningOf } from '../store/task-queue.store.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
 import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
 
@@ -30,7 +30,12 @@ export interface ResultServiceDeps {
   db: Db;
   events: TaskEvents;
   signer: UrlSigner;
+  /** The per-account limit on running tasks, to say why a queued task waits (0: none). */
+  maxRunningPerAccount?: number;
 }
+
+/** Why a queued task is not running yet, when there is a reason beyond the queue itself. */
+export type WaitingReason = 'account_concurrency_limit';
 
 export class ResultService {
   readonly #deps: ResultServiceDeps;
@@ -50,6 +55,17 @@ export class ResultService {
     const task = await findTask(this.#deps.db, actor.accountId, taskId);
     if (task === undefined) throw notFound('task', taskId, 'taskId');
     return toTaskView(task);
+  }
+
+  /**
+   * Why a task of the actor's account waits: its account already runs as many tasks as it may.
+   * Null when the task is not queued or only waits its turn.
+   */
+  async waitingReason(actor: Actor, task: TaskView): Promise<WaitingReason | null> {
+    const limit = this.#deps.maxRunningPerAccount ?? 0;
+    if (task.status !== 'queued' || limit === 0) return null;
+    const running = await runningOf(this.#deps.db, actor.accountId);
+    return running >= limit ? 'account_concurrency_limit' : null;
   }
 
   /** The account's history, newest first: where an uncertain submission is reconciled. */

@@ -1,4 +1,4 @@
-import { type Selectable, sql } from 'kysely';
+import { type RawBuilder, type Selectable, sql } from 'kysely';
 import { randomBase62 } from '../shared/ids.ts';
 import type { ContentRow } from './content.store.ts';
 import { refundContent } from './credit.store.ts';
@@ -55,40 +55,77 @@ export interface ClaimedTask {
 /**
  * Claims the oldest queued task under a lease. `FOR UPDATE SKIP LOCKED` lets many workers
  * claim at once without waiting on each other or taking the same row.
+ *
+ * With `maxRunningPerAccount` above 0, a task whose account already has that many running is
+ * passed over. Two workers could each see room for one more at the same moment, so the claim
+ * takes a transaction-scoped advisory lock on the account and counts again under it: claims for
+ * one account are serialised, claims for different accounts are not.
  */
 export async function claimTask(
-  q: Queryable,
+  db: Db,
   owner: string,
   leaseMs: number,
+  maxRunningPerAccount = 0,
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   // One round trip: claim the row and read its content in the same statement.
-  const { rows } = await sql<TaskRow & { content: ContentRow }>`
-    WITH claimed AS (
-      UPDATE tasks SET
-        status = 'running',
-        lease_token = ${token},
-        lease_owner = ${owner},
-        lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-        attempts = attempts + 1,
-        started_at = coalesce(started_at, now())
-      WHERE id = (
-        SELECT id FROM tasks WHERE status = 'queued'
-        ORDER BY created_at LIMIT 1
-        FOR UPDATE SKIP LOCKED
+  const claim = async (q: Queryable, target: RawBuilder<unknown>) => {
+    const { rows } = await sql<TaskRow & { content: ContentRow }>`
+      WITH claimed AS (
+        UPDATE tasks SET
+          status = 'running',
+          lease_token = ${token},
+          lease_owner = ${owner},
+          lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
+          attempts = attempts + 1,
+          started_at = coalesce(started_at, now())
+        WHERE id = ${target}
+        RETURNING *
       )
-      RETURNING *
-    )
-    SELECT claimed.*, row_to_json(contents) AS content
-    FROM claimed JOIN contents ON contents.id = claimed.content_id`.execute(q);
-  const row = rows[0];
-  if (row === undefined) return undefined;
-  const { content, ...task } = row;
-  // row_to_json carries timestamps as text; the content's input is already JSON.
-  return {
-    task: { ...task, lease_token: token },
-    content: { ...content, created_at: new Date(content.created_at as unknown as string) },
+      SELECT claimed.*, row_to_json(contents) AS content
+      FROM claimed JOIN contents ON contents.id = claimed.content_id`.execute(q);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const { content, ...task } = row;
+    // row_to_json carries timestamps as text; the content's input is already JSON.
+    return {
+      task: { ...task, lease_token: token },
+      content: { ...content, created_at: new Date(content.created_at as unknown as string) },
+    };
   };
+  if (maxRunningPerAccount === 0) {
+    return claim(
+      db,
+      sql`(SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at LIMIT 1
+        FOR UPDATE SKIP LOCKED)`,
+    );
+  }
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ id: string; account_id: string }>`
+      SELECT t.id, t.account_id FROM tasks t
+      WHERE t.status = 'queued' AND (
+        SELECT count(*) FROM tasks r WHERE r.account_id = t.account_id AND r.status = 'running'
+      ) < ${maxRunningPerAccount}
+      ORDER BY t.created_at LIMIT 1
+      FOR UPDATE OF t SKIP LOCKED`.execute(trx);
+    const candidate = rows[0];
+    if (candidate === undefined) return undefined;
+    const lockKey = `atelier-claim:${candidate.account_id}`;
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${lockKey}))`.execute(trx);
+    if ((await runningOf(trx, candidate.account_id)) >= maxRunningPerAccount) return undefined;
+    return claim(trx, sql`${candidate.id}`);
+  });
+}
+
+/** How many tasks of an account are running now. */
+export async function runningOf(q: Queryable, accountId: string): Promise<number> {
+  const row = await q
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'running')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Extends the lease; false when it was lost (expired and taken over, or the task finished). */

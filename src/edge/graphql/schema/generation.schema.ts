@@ -58,6 +58,12 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
       startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
       finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+      waitingReason: t.string({
+        nullable: true,
+        description:
+          'Why a queued task is not running yet beyond waiting its turn: "account_concurrency_limit" while the account already runs as many tasks as it may at once (ACCOUNT_MAX_RUNNING_TASKS). Null otherwise.',
+        resolve: (task, _args, ctx) => ctx.services.results.waitingReason(requireActor(ctx), task),
+      }),
     }),
   });
 

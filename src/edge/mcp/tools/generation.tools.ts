@@ -22,6 +22,12 @@ const generationOutput = {
   finish_code: z.number().nullable(),
   finish_message: z.string().nullable(),
   progress: z.number(),
+  waiting_reason: z
+    .string()
+    .nullable()
+    .describe(
+      'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once. Null otherwise.',
+    ),
   media: z.array(
     z.object({
       media_id: z.string(),
@@ -73,9 +79,11 @@ function generation(content: ContentView) {
  */
 async function generationResult(
   content: ContentView,
-  inline: { actor: Actor; services: Services } | null,
+  caller: { actor: Actor; services: Services },
+  inlineImages: boolean | undefined,
 ): Promise<CallToolResult> {
-  const result = toolResult(generation(content));
+  const waiting_reason = await caller.services.results.waitingReason(caller.actor, content.task);
+  const result = toolResult({ ...generation(content), waiting_reason });
   const links = content.media.map((m, i) => ({
     type: 'resource_link' as const,
     uri: m.download.url,
@@ -84,9 +92,9 @@ async function generationResult(
     description: `${m.kind}, expires ${m.download.expiresAt.toISOString()}`,
   }));
   const images = [];
-  if (inline !== null) {
+  if (inlineImages === true) {
     for (const m of content.media) {
-      const thumbnail = await inline.services.media.thumbnail(inline.actor, m.mediaId);
+      const thumbnail = await caller.services.media.thumbnail(caller.actor, m.mediaId);
       if (thumbnail !== null) {
         images.push({
           type: 'image' as const,
@@ -182,7 +190,8 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       runTool(async () =>
         generationResult(
           await services.results.getContent(actor, content_id),
-          inline_images ? { actor, services } : null,
+          { actor, services },
+          inline_images,
         ),
       ),
   );
@@ -231,7 +240,8 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
         const id = contentId ?? (await services.results.getTask(actor, task_id)).contentId;
         return generationResult(
           await services.results.getContent(actor, id),
-          inline_images ? { actor, services } : null,
+          { actor, services },
+          inline_images,
         );
       }),
   );
