@@ -73,6 +73,8 @@ async function atelier(url: string): Promise<number> {
       DATA_DIR: '.tmp/bench-queue',
       LOG_LEVEL: 'silent',
       RATE_LIMIT_PER_WINDOW: '0',
+      // The per-account cap (default 4) as deployed, unless the caller sets it (0 turns it off).
+      ACCOUNT_MAX_RUNNING_TASKS: process.env.ACCOUNT_MAX_RUNNING_TASKS ?? '4',
       WORKER_CONCURRENCY: String(concurrency),
       TASK_POLL_MS: '1000',
       MODELS: noopModels,

@@ -6,6 +6,7 @@ import * as identities from './migrations/0003-identities.ts';
 import * as oauth from './migrations/0004-oauth.ts';
 import * as library from './migrations/0005-library.ts';
 import * as rateLimits from './migrations/0006-rate-limits.ts';
+import * as runningByAccount from './migrations/0007-running-by-account.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -15,6 +16,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0004-oauth': oauth,
   '0005-library': library,
   '0006-rate-limits': rateLimits,
+  '0007-running-by-account': runningByAccount,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -101,19 +101,28 @@ export async function claimTask(
     );
   }
   return db.transaction().execute(async (trx) => {
+    // The candidate, and the account's claim lock (waited for, held until commit).
+    // (The lock is taken in a lateral join on the one row chosen, never on rows passed over.)
     const { rows } = await sql<{ id: string; account_id: string }>`
-      SELECT t.id, t.account_id FROM tasks t
-      WHERE t.status = 'queued' AND (
-        SELECT count(*) FROM tasks r WHERE r.account_id = t.account_id AND r.status = 'running'
-      ) < ${maxRunningPerAccount}
-      ORDER BY t.created_at LIMIT 1
-      FOR UPDATE OF t SKIP LOCKED`.execute(trx);
+      SELECT c.id, c.account_id FROM (
+        SELECT t.id, t.account_id FROM tasks t
+        WHERE t.status = 'queued' AND (
+          SELECT count(*) FROM tasks r WHERE r.account_id = t.account_id AND r.status = 'running'
+        ) < ${maxRunningPerAccount}
+        ORDER BY t.created_at LIMIT 1
+        FOR UPDATE OF t SKIP LOCKED
+      ) c, LATERAL (SELECT pg_advisory_xact_lock(hashtext('atelier-claim:' || c.account_id))) l`.execute(
+      trx,
+    );
     const candidate = rows[0];
     if (candidate === undefined) return undefined;
-    const lockKey = `atelier-claim:${candidate.account_id}`;
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${lockKey}))`.execute(trx);
-    if ((await runningOf(trx, candidate.account_id)) >= maxRunningPerAccount) return undefined;
-    return claim(trx, sql`${candidate.id}`);
+    // A new statement sees claims other workers committed before the lock came to us.
+    return claim(
+      trx,
+      sql`(SELECT ${candidate.id} WHERE (
+        SELECT count(*) FROM tasks r WHERE r.account_id = ${candidate.account_id} AND r.status = 'running'
+      ) < ${maxRunningPerAccount})`,
+    );
   });
 }
 

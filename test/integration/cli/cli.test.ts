@@ -216,6 +216,7 @@ describe('bin/atelier on PostgreSQL', {
         '0004-oauth',
         '0005-library',
         '0006-rate-limits',
+        '0007-running-by-account',
       ],
     });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
