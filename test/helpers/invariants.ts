@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../src/store/database.ts';
 
@@ -97,4 +99,19 @@ export async function invariantViolations(db: Db): Promise<string[]> {
         HAVING b.amount <> COALESCE(sum(l.delta), 0)`,
   );
   return found;
+}
+
+/** Waits until every task of the database has finished (the queue has drained). */
+export async function drained(db: Db, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await db
+      .selectFrom('tasks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '<>', 'finished')
+      .executeTakeFirstOrThrow();
+    if (Number(row.n) === 0) return;
+    if (Date.now() > deadline) assert.fail(`${row.n} tasks still unfinished`);
+    await sleep(100);
+  }
 }

@@ -13,7 +13,7 @@ import {
   waitForTask,
 } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import { invariantViolations } from '../../helpers/invariants.ts';
+import { drained, invariantViolations } from '../../helpers/invariants.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // Faults a single process meets (an engine that always crashes, clients racing their own
@@ -25,21 +25,6 @@ const cancel = (url: string, apiKey: string, taskId: string) =>
     variables: { id: taskId },
     apiKey,
   });
-
-/** Waits until no task of the database is unfinished (the queue has drained). */
-async function drained(database: Database, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await database.db
-      .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '<>', 'finished')
-      .executeTakeFirstOrThrow();
-    if (Number(row.n) === 0) return;
-    if (Date.now() > deadline) assert.fail(`${row.n} tasks still unfinished`);
-    await sleep(100);
-  }
-}
 
 describeEachBackend('a poison task that crashes its engine every time', (backend) => {
   let database: Database;
@@ -120,7 +105,7 @@ describeEachBackend('50 concurrent submissions racing cancellations', (backend) 
         return { key, ...submitted };
       }),
     );
-    await drained(database);
+    await drained(database.db);
 
     // One content per idempotency key, whoever won the race.
     const byKey = new Map<string, Set<string>>();

@@ -11,7 +11,7 @@ import { atelier, type RunningServer, startServer, startWorker } from '../../hel
 import { createTestDatabase } from '../../helpers/database.ts';
 import { generateImage, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes } from '../../helpers/graphql.ts';
-import { invariantViolations } from '../../helpers/invariants.ts';
+import { drained, invariantViolations } from '../../helpers/invariants.ts';
 import { PrivatePostgres, withoutPrivatePostgres } from '../../helpers/private-postgres.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
@@ -25,23 +25,6 @@ const workerEnv = {
   TASK_POLL_MS: '100',
   WORKER_CONCURRENCY: '2',
 };
-
-async function unfinished(database: Database): Promise<number> {
-  const row = await database.db
-    .selectFrom('tasks')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', '<>', 'finished')
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-async function drained(database: Database, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await unfinished(database)) > 0) {
-    if (Date.now() > deadline) assert.fail('tasks still unfinished');
-    await sleep(100);
-  }
-}
 
 describe('a worker SIGKILLed under load [postgres: worker processes]', {
   skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
@@ -92,7 +75,7 @@ describe('a worker SIGKILLed under load [postgres: worker processes]', {
     }
     await doomed!.kill();
     await worker();
-    await drained(database);
+    await drained(database.db);
 
     for (const { taskId } of submitted)
       assert.equal((await waitForTask(api.url, apiKey, taskId, undefined, 1)).finishCode, 0);
@@ -208,7 +191,7 @@ describe('PostgreSQL restarted under load [private server, api and worker proces
 
     const database = await openDatabase({ backend: 'postgres', url: server.url, poolSize: 2 });
     try {
-      await drained(database);
+      await drained(database.db);
       const failed = await database.db
         .selectFrom('tasks')
         .select(['id', 'finish_code', 'finish_message'])
