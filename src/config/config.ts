@@ -1,17 +1,24 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
+import {
+  type DeploymentConfig,
+  deploymentConfig,
+  deploymentDefaults,
+  deploymentProblems,
+  deploymentSchema,
+} from './deployment.ts';
 import { modelsSchema } from './models.schema.ts';
 import { defaultQueryLimits, type QueryLimits } from './query-limits.ts';
+import { fromString, isHttpUrl, wholeNumber } from './values.ts';
 
 /**
  * Configuration is read once, at start, from the environment and an optional JSON file
  * (`CONFIG_FILE`, keys spelled like the variables; the environment wins). The result is
  * validated, typed and frozen; nothing else in the code reads `process.env`.
  */
-export interface Config {
+export interface Config extends DeploymentConfig {
   /** TCP port of the HTTP server. */
   readonly port: number;
   /** Interface to bind; loopback by default so a laptop install is not exposed. */
@@ -56,15 +63,6 @@ export interface Config {
   readonly oauth: OauthConfig;
   /** The identity provider whose ID tokens are accepted (spec §5.2). */
   readonly identity: IdentityConfig;
-  /**
-   * Whose `X-Forwarded-For` to believe for the client's address (logs, per-IP limits): nobody
-   * (false), everybody (true), that many hops, or these addresses and CIDR ranges.
-   */
-  readonly trustProxy: boolean | number | readonly string[];
-  /** Requests allowed per window: per account, MCP token or IP, and per IP on sign-in routes. */
-  readonly rateLimits: RateLimitConfig;
-  /** Where media files live: `DATA_DIR/files`, or an S3-compatible bucket. */
-  readonly mediaStore: { readonly kind: 'local' } | { readonly kind: 's3'; readonly s3: S3Config };
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -112,29 +110,6 @@ export interface OauthConfig {
   readonly secureCookies: boolean;
 }
 
-export interface S3Config {
-  readonly bucket: string;
-  readonly region: string;
-  /** An S3-compatible service's URL; AWS's own endpoint when null. */
-  readonly endpoint: string | null;
-  readonly forcePathStyle: boolean;
-  /** Prepended to every key: `''` or a path ending in `/`. */
-  readonly prefix: string;
-  /** Both or neither; neither means the AWS SDK's default credential chain. */
-  readonly accessKeyId: string | null;
-  readonly secretAccessKey: string | null;
-}
-
-export interface RateLimitConfig {
-  /** /graphql per account (per IP when anonymous) and /mcp per token; 0 turns it off. */
-  readonly api: number;
-  /** /oauth/token, /idp/sign-in and /auth/session per IP; 0 turns it off. */
-  readonly auth: number;
-  readonly windowMs: number;
-  /** `memory`: each node counts alone; `database`: every node shares the count. */
-  readonly store: 'memory' | 'database';
-}
-
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /** An invalid configuration: every problem, not just the first. */
@@ -146,20 +121,6 @@ export class ConfigError extends Error {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.problems = problems;
   }
-}
-
-const fromString = (value: unknown) => (typeof value === 'number' ? String(value) : value);
-
-function wholeNumber(min: number, max: number) {
-  const message = `expected a whole number from ${min} to ${max}`;
-  return z.preprocess(
-    fromString,
-    z
-      .string()
-      .regex(/^\d+$/, message)
-      .transform(Number)
-      .refine((n) => n >= min && n <= max, message),
-  );
 }
 
 const schema = z.object({
@@ -210,33 +171,7 @@ const schema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
-  RATE_LIMIT_PER_WINDOW: wholeNumber(0, 1_000_000),
-  RATE_LIMIT_AUTH_PER_WINDOW: wholeNumber(0, 1_000_000),
-  RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400),
-  RATE_LIMIT_STORE: z.enum(['memory', 'database']).optional(),
-  MEDIA_STORE: z.enum(['local', 's3']),
-  S3_BUCKET: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a bucket name')
-    .optional(),
-  S3_REGION: z.string().min(1),
-  S3_ENDPOINT: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
-  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']),
-  S3_PREFIX: z
-    .string()
-    .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'expected nothing, or a path ending in / (media/)')
-    .optional(),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  TRUST_PROXY: z.string().transform((value, ctx) => {
-    const parsed = parseTrustProxy(value);
-    if (parsed === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        message: 'expected false, true, a hop count, or comma-separated addresses and CIDRs',
-      });
-    return parsed ?? false;
-  }),
+  ...deploymentSchema,
   OAUTH_CLIENTS: z.preprocess(
     (value) => {
       if (typeof value !== 'string') return value;
@@ -309,13 +244,7 @@ const defaults = {
   UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
   UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
   IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
-  TRUST_PROXY: 'false',
-  MEDIA_STORE: 'local',
-  S3_REGION: 'us-east-1',
-  S3_FORCE_PATH_STYLE: 'false',
-  RATE_LIMIT_PER_WINDOW: '600',
-  RATE_LIMIT_AUTH_PER_WINDOW: '30',
-  RATE_LIMIT_WINDOW_SECONDS: '60',
+  ...deploymentDefaults,
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
@@ -361,14 +290,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       'IDP_AUDIENCE: required with IDP_ISSUER (the client ID your ID tokens are issued to)',
     );
   }
-  if (parsed.success && parsed.data.MEDIA_STORE === 's3' && parsed.data.S3_BUCKET === undefined)
-    problems.push('S3_BUCKET: required with MEDIA_STORE=s3');
-  if (
-    parsed.success &&
-    (parsed.data.S3_ACCESS_KEY_ID === undefined) !==
-      (parsed.data.S3_SECRET_ACCESS_KEY === undefined)
-  )
-    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both, or neither');
+  if (parsed.success) problems.push(...deploymentProblems(parsed.data));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const values = parsed.data;
@@ -409,28 +331,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     ffmpegPath: values.FFMPEG_PATH ?? null,
     ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
-    trustProxy: values.TRUST_PROXY,
-    mediaStore:
-      values.MEDIA_STORE === 's3'
-        ? {
-            kind: 's3',
-            s3: {
-              bucket: values.S3_BUCKET!,
-              region: values.S3_REGION,
-              endpoint: values.S3_ENDPOINT ?? null,
-              forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true',
-              prefix: values.S3_PREFIX ?? '',
-              accessKeyId: values.S3_ACCESS_KEY_ID ?? null,
-              secretAccessKey: values.S3_SECRET_ACCESS_KEY ?? null,
-            },
-          }
-        : { kind: 'local' },
-    rateLimits: {
-      api: values.RATE_LIMIT_PER_WINDOW,
-      auth: values.RATE_LIMIT_AUTH_PER_WINDOW,
-      windowMs: values.RATE_LIMIT_WINDOW_SECONDS * 1000,
-      store: values.RATE_LIMIT_STORE ?? (values.DATABASE_URL === undefined ? 'memory' : 'database'),
-    },
+    ...deploymentConfig(values),
     oauth: {
       issuer: values.PUBLIC_URL,
       resource: `${values.PUBLIC_URL}/mcp`,
@@ -472,32 +373,6 @@ function readConfigFile(
     problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
   }
   return {};
-}
-
-/** `TRUST_PROXY`: false, true, a hop count, or addresses and CIDR ranges; undefined if none. */
-function parseTrustProxy(value: string): boolean | number | string[] | undefined {
-  const text = value.trim();
-  if (text === 'false' || text === '') return false;
-  if (text === 'true') return true;
-  if (/^\d{1,2}$/.test(text)) return Number(text);
-  const entries = text.split(',').map((entry) => entry.trim());
-  const valid = entries.every((entry) => {
-    const [address, bits, ...rest] = entry.split('/');
-    const family = isIP(address ?? '');
-    if (family === 0 || rest.length > 0) return false;
-    if (bits === undefined) return true;
-    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
-  });
-  return valid ? entries : undefined;
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function isHttpOrigin(value: string): boolean {

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { S3Config } from '../config/config.ts';
+import type { S3Config } from '../config/deployment.ts';
 import { type MediaStorage, type ServeAs, safeKey } from './media-storage.ts';
 
 /** Objects above this size are uploaded in parts of this size (S3's minimum part is 5 MiB). */

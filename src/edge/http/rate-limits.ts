@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { RateLimitConfig } from '../../config/config.ts';
+import type { RateLimitConfig } from '../../config/deployment.ts';
 import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 

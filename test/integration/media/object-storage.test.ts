@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig, type S3Config } from '../../../src/config/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
+import type { S3Config } from '../../../src/config/deployment.ts';
 import { S3MediaStorage } from '../../../src/storage/s3-media-storage.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
