@@ -40,8 +40,8 @@ import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
 import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
-import { encodeAudio } from './engines/speech/audio.ts';
-import { listEspeakVoices, synthesize } from './engines/speech/espeak.ts';
+import { listEspeakVoices } from './engines/speech/espeak.ts';
+import { renderVoicePreview } from './engines/speech/voice-preview.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
@@ -57,7 +57,7 @@ import { MediaService } from './services/media.service.ts';
 import { RateLimitWindows } from './services/rate-limit-windows.ts';
 import { ResultService } from './services/result.service.ts';
 import { UploadService } from './services/upload.service.ts';
-import { type VoiceModelView, VoiceService } from './services/voice.service.ts';
+import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
@@ -380,16 +380,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   }
   await http.ready();
   return { ...core, http, close: () => http.close() };
-}
-
-/** A few seconds of a voice saying its own name, as MP3: what `previewMediaId` downloads. */
-async function renderVoicePreview(ffmpeg: Ffmpeg, voice: VoiceModelView): Promise<Buffer> {
-  const signal = AbortSignal.timeout(30_000);
-  const speech = await synthesize(
-    { text: `${voice.name}. 1, 2, 3.`, voice: voice.engineVoice, speed: 1, pitch: 1 },
-    signal,
-  );
-  return (await encodeAudio(ffmpeg, speech.samples, speech.sampleRate, 'mp3', signal)).bytes;
 }
 
 /** `TRUST_PROXY` as Fastify takes it: a hop count becomes "trust the nearest n hops". */
