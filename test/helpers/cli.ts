@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
+import { testModels } from './generation.ts';
 import { freePort } from './net.ts';
 
 const bin = new URL('../../bin/atelier', import.meta.url).pathname;
@@ -55,6 +56,16 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     'Atelier is listening',
     `http://127.0.0.1:${port}`,
   );
+}
+
+/** Worker settings for recovery tests: a short lease, so a dead worker's task returns in seconds. */
+export function shortLeaseWorkerEnv(concurrency: number): Record<string, string> {
+  return {
+    MODELS: testModels,
+    TASK_LEASE_MS: '1500',
+    TASK_POLL_MS: '100',
+    WORKER_CONCURRENCY: String(concurrency),
+  };
 }
 
 /** Starts `bin/atelier worker` and waits until its slots run. */

@@ -7,7 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
-import { atelier, type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
+import {
+  atelier,
+  type RunningServer,
+  shortLeaseWorkerEnv,
+  startServer,
+  startWorker,
+} from '../../helpers/cli.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { generateImage, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes } from '../../helpers/graphql.ts';
@@ -19,12 +25,7 @@ import { seedAccount } from '../../helpers/seed.ts';
 // under load, and the database itself going away and coming back. Each ends on the five
 // invariants checked with SQL.
 
-const workerEnv = {
-  MODELS: testModels,
-  TASK_LEASE_MS: '1500',
-  TASK_POLL_MS: '100',
-  WORKER_CONCURRENCY: '2',
-};
+const workerEnv = shortLeaseWorkerEnv(2);
 
 describe('a worker SIGKILLed under load [postgres: worker processes]', {
   skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,

@@ -6,20 +6,19 @@ import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
-import { type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
+import {
+  type RunningServer,
+  shortLeaseWorkerEnv,
+  startServer,
+  startWorker,
+} from '../../helpers/cli.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { invariantViolations } from '../../helpers/invariants.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
-// A short lease so a dead worker's task comes back within seconds.
-const workerEnv = {
-  MODELS: testModels,
-  TASK_LEASE_MS: '1500',
-  TASK_POLL_MS: '100',
-  WORKER_CONCURRENCY: '1',
-};
+const workerEnv = shortLeaseWorkerEnv(1);
 
 describe('a worker killed mid-task [postgres: separate worker processes]', {
   skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
