@@ -54,7 +54,7 @@ import { GenerationService } from './services/generation.service.ts';
 import { LibraryService } from './services/library.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
-import { RateLimitWindows } from './services/rate-limit-windows.ts';
+import { DatabaseRateLimitWindows, type SharedWindows } from './services/rate-limit-windows.ts';
 import { ResultService } from './services/result.service.ts';
 import { UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
@@ -66,6 +66,7 @@ import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { findPendingAuthorization } from './store/oauth.store.ts';
+import { RedisRateLimitWindows } from './store/redis-rate-limit.store.ts';
 import { sharedSecret } from './store/secret.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
 
@@ -332,7 +333,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await http.register(metricsRoutes, { metrics: core.metrics });
   await http.register(rateLimitsPlugin, {
     config: config.rateLimits,
-    windows: config.rateLimits.store === 'database' ? new RateLimitWindows(core.database.db) : null,
+    windows: await sharedWindows(config, core, http),
   });
   const schema = buildGraphqlSchema();
   await http.register(graphqlPlugin, {
@@ -380,6 +381,20 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   }
   await http.ready();
   return { ...core, http, close: () => http.close() };
+}
+
+/** Where every node counts rate limits: null when each node counts alone, in memory. */
+async function sharedWindows(
+  config: Config,
+  core: Core,
+  http: FastifyInstance,
+): Promise<SharedWindows | null> {
+  const { store } = config.rateLimits;
+  if (store === 'database') return new DatabaseRateLimitWindows(core.database.db);
+  if (store !== 'redis' || config.redis === null) return null;
+  const redis = await RedisRateLimitWindows.connect(config.redis, http.log);
+  http.addHook('onClose', async () => redis.close());
+  return redis;
 }
 
 /** `TRUST_PROXY` as Fastify takes it: a hop count becomes "trust the nearest n hops". */

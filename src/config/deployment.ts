@@ -26,8 +26,18 @@ export interface RateLimitConfig {
   /** /oauth/token, /idp/sign-in and /auth/session per IP; 0 turns it off. */
   readonly auth: number;
   readonly windowMs: number;
-  /** `memory`: each node counts alone; `database`: every node shares the count. */
-  readonly store: 'memory' | 'database';
+  /**
+   * `memory`: each node counts alone; `database` or `redis`: every node shares the count
+   * (in PostgreSQL, or in the Redis of {@link RedisConfig}).
+   */
+  readonly store: 'memory' | 'database' | 'redis';
+}
+
+export interface RedisConfig {
+  /** `redis://` or `rediss://` (TLS), with the password in the URL when there is one. */
+  readonly url: string;
+  /** Put before every key Atelier writes, so deployments can share one Redis. */
+  readonly keyPrefix: string;
 }
 
 /**
@@ -39,6 +49,8 @@ export type TrustProxy = boolean | number | readonly string[];
 export interface DeploymentConfig {
   readonly trustProxy: TrustProxy;
   readonly rateLimits: RateLimitConfig;
+  /** An optional Redis, for counting rate limits across nodes; null when none is set. */
+  readonly redis: RedisConfig | null;
   /** Where media files live: `DATA_DIR/files`, or an S3-compatible bucket. */
   readonly mediaStore: { readonly kind: 'local' } | { readonly kind: 's3'; readonly s3: S3Config };
 }
@@ -47,7 +59,14 @@ export const deploymentSchema = {
   RATE_LIMIT_PER_WINDOW: wholeNumber(0, 1_000_000),
   RATE_LIMIT_AUTH_PER_WINDOW: wholeNumber(0, 1_000_000),
   RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400),
-  RATE_LIMIT_STORE: z.enum(['memory', 'database']).optional(),
+  RATE_LIMIT_STORE: z.enum(['memory', 'database', 'redis']).optional(),
+  REDIS_URL: z
+    .string()
+    .refine(isRedisUrl, 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379')
+    .optional(),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{0,64}$/, 'expected up to 64 of A-Z a-z 0-9 _ . : -'),
   MEDIA_STORE: z.enum(['local', 's3']),
   S3_BUCKET: z
     .string()
@@ -81,6 +100,7 @@ export const deploymentDefaults = {
   RATE_LIMIT_PER_WINDOW: '600',
   RATE_LIMIT_AUTH_PER_WINDOW: '30',
   RATE_LIMIT_WINDOW_SECONDS: '60',
+  REDIS_KEY_PREFIX: 'atelier:',
 } as const;
 
 type DeploymentValues = z.infer<z.ZodObject<typeof deploymentSchema>> & {
@@ -94,6 +114,8 @@ export function deploymentProblems(values: DeploymentValues): string[] {
     problems.push('S3_BUCKET: required with MEDIA_STORE=s3');
   if ((values.S3_ACCESS_KEY_ID === undefined) !== (values.S3_SECRET_ACCESS_KEY === undefined))
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both, or neither');
+  if (values.RATE_LIMIT_STORE === 'redis' && values.REDIS_URL === undefined)
+    problems.push('REDIS_URL: required with RATE_LIMIT_STORE=redis');
   return problems;
 }
 
@@ -119,9 +141,28 @@ export function deploymentConfig(values: DeploymentValues): DeploymentConfig {
       api: values.RATE_LIMIT_PER_WINDOW,
       auth: values.RATE_LIMIT_AUTH_PER_WINDOW,
       windowMs: values.RATE_LIMIT_WINDOW_SECONDS * 1000,
-      store: values.RATE_LIMIT_STORE ?? (values.DATABASE_URL === undefined ? 'memory' : 'database'),
+      store: values.RATE_LIMIT_STORE ?? defaultRateLimitStore(values),
     },
+    redis:
+      values.REDIS_URL === undefined
+        ? null
+        : { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX },
   };
+}
+
+/** Shared counts when there is something to share them through: Redis first, then PostgreSQL. */
+function defaultRateLimitStore(values: DeploymentValues): RateLimitConfig['store'] {
+  if (values.REDIS_URL !== undefined) return 'redis';
+  return values.DATABASE_URL === undefined ? 'memory' : 'database';
+}
+
+function isRedisUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** `TRUST_PROXY`: false, true, a hop count, or addresses and CIDR ranges; undefined if none. */

@@ -1,12 +1,18 @@
 import type { Db } from '../store/database.ts';
 import { hitWindow, sweepWindows, type WindowHit } from '../store/rate-limit.store.ts';
 
+/** Fixed rate-limit windows that every node counts in: PostgreSQL or Redis. */
+export interface SharedWindows {
+  /** Counts one hit on `key`; a window of `windowMs` starts with the first. */
+  hit(key: string, windowMs: number): Promise<WindowHit>;
+}
+
 /**
  * Rate-limit windows kept in the database, so every node counts the same hits: what a
  * deployment with several API nodes needs (one node alone counts in memory instead). Windows
  * that ended are swept at most once a minute per process.
  */
-export class RateLimitWindows {
+export class DatabaseRateLimitWindows implements SharedWindows {
   readonly #db: Db;
   #sweptAt = 0;
 

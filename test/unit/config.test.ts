@@ -28,6 +28,29 @@ describe('configuration', () => {
       assert.throws(() => trust(bad), /TRUST_PROXY: expected false, true, a hop count/);
   });
 
+  it('counts rate limits where the nodes can share them: Redis, then PostgreSQL, else memory', () => {
+    const store = (env: Record<string, string>) => loadConfig({ env, cwd }).rateLimits.store;
+    const postgres = 'postgres://db/atelier';
+    assert.equal(store({}), 'memory');
+    assert.equal(store({ DATABASE_URL: postgres }), 'database');
+    assert.equal(store({ DATABASE_URL: postgres, REDIS_URL: 'redis://cache:6379' }), 'redis');
+    assert.equal(store({ REDIS_URL: 'rediss://cache', RATE_LIMIT_STORE: 'memory' }), 'memory');
+    const config = loadConfig({ env: { REDIS_URL: 'redis://:pw@cache:6380/2' }, cwd });
+    assert.deepEqual(config.redis, { url: 'redis://:pw@cache:6380/2', keyPrefix: 'atelier:' });
+    assert.equal(loadConfig({ env: {}, cwd }).redis, null);
+
+    assert.match(
+      captureConfigError({ RATE_LIMIT_STORE: 'redis' }).message,
+      /REDIS_URL: required with RATE_LIMIT_STORE=redis/,
+    );
+    assert.match(
+      captureConfigError({ REDIS_KEY_PREFIX: 'has space' }).message,
+      /REDIS_KEY_PREFIX: expected up to 64/,
+    );
+    for (const bad of ['http://cache:6379', 'cache:6379', 'redis://'])
+      assert.match(captureConfigError({ REDIS_URL: bad }).message, /REDIS_URL: expected a redis:/);
+  });
+
   it('is frozen', () => {
     const config = loadConfig({ env: {}, cwd });
     assert.throws(() => {

@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RateLimitConfig } from '../../config/deployment.ts';
-import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
+import type { SharedWindows } from '../../services/rate-limit-windows.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 
 /** A hook that counts the request against its key and answers 429 when over the limit. */
@@ -27,22 +27,22 @@ declare module 'fastify' {
 
 /**
  * Request limits counted by `@fastify/rate-limit`: fixed windows in memory on one node, or in
- * the database when several share the count (`RATE_LIMIT_STORE=database`). Answers carry the
+ * PostgreSQL or Redis when several share the count (`RATE_LIMIT_STORE`). Answers carry the
  * IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers; a
  * refusal is `429` with `Retry-After` and code 150029 (GraphQL-shaped on /graphql). If the
- * count cannot be read (the database is down), the request goes on: the limiter never turns an
+ * count cannot be read (the database or Redis is down), the request goes on: the limiter never turns an
  * outage into refusals of its own.
  */
 async function limitsPlugin(
   app: FastifyInstance,
-  opts: { config: RateLimitConfig; windows: RateLimitWindows | null },
+  opts: { config: RateLimitConfig; windows: SharedWindows | null },
 ) {
   const { config, windows } = opts;
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true, // for the per-route limits (sign-in per email)
     skipOnError: true,
-    ...(config.store === 'database' && windows !== null ? { store: databaseStore(windows) } : {}),
+    ...(windows === null ? {} : { store: sharedStore(windows) }),
   });
 
   // `createRateLimit` only counts: several limits may apply to one request (per IP here, per
@@ -57,7 +57,9 @@ async function limitsPlugin(
     const count = app.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: key });
     return async (request, reply) => {
       const state = await count(request);
-      if (state.isAllowed) return;
+      // Allowed without a count: an allow-list hit, or a store that could not count (the
+      // plugin then reports no hits and no window, which no header should claim).
+      if (state.isAllowed || state.ttl === 0) return;
       reply
         .header('ratelimit-limit', state.max)
         .header('ratelimit-remaining', state.remaining)
@@ -106,8 +108,8 @@ function refusal(
 }
 
 /** A `@fastify/rate-limit` store over the shared windows (it constructs stores itself). */
-function databaseStore(windows: RateLimitWindows) {
-  return class DatabaseRateLimitStore {
+function sharedStore(windows: SharedWindows) {
+  return class SharedRateLimitStore {
     incr(
       key: string,
       done: (error: Error | null, result?: { current: number; ttl: number }) => void,
@@ -119,7 +121,7 @@ function databaseStore(windows: RateLimitWindows) {
       );
     }
 
-    child(): DatabaseRateLimitStore {
+    child(): SharedRateLimitStore {
       return this; // keys already carry their area
     }
   };

@@ -1,11 +1,20 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
 import { generateImage, testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
+import { freePort } from '../../helpers/net.ts';
+import {
+  PrivateRedis,
+  sharedRedisUrl,
+  testKeyPrefix,
+  withoutPrivateRedis,
+} from '../../helpers/redis.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const profile = '{ getUserByPrivateId { alias } }';
@@ -158,5 +167,97 @@ describeEachBackend('rate limits shared through the database', (backend) => {
     const again = await ask(second);
     assert.equal(again.status, 200);
     assert.equal(again.headers.get('ratelimit-remaining'), '2');
+  });
+});
+
+// Redis counts the same for either database, so these run on the embedded one only.
+describe('rate limits shared through Redis', () => {
+  let database: Database;
+  before(async () => {
+    database = await createTestDatabase('pglite');
+  });
+  after(() => database.close());
+
+  const startNode = (redisUrl: string, keyPrefix: string) =>
+    startTestApp(database, {
+      env: {
+        WORKER_CONCURRENCY: '0',
+        RATE_LIMIT_PER_WINDOW: '3',
+        RATE_LIMIT_WINDOW_SECONDS: '2',
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: keyPrefix,
+      },
+    });
+
+  it('two nodes count the same hits in Redis, under the prefix, and a new window starts afresh', {
+    skip: sharedRedisUrl === undefined && 'TEST_REDIS_URL is not set',
+  }, async (ctx) => {
+    const prefix = testKeyPrefix();
+    const first = await startNode(sharedRedisUrl!, prefix);
+    ctx.after(() => first.close());
+    const second = await startNode(sharedRedisUrl!, prefix);
+    ctx.after(() => second.close());
+    const { apiKey, account } = await seedAccount(first.app);
+    const ask = (app: TestApp) => graphql(app.url, { query: profile, apiKey });
+    assert.equal((await ask(first)).status, 200);
+    assert.equal((await ask(second)).status, 200);
+    assert.equal((await ask(first)).headers.get('ratelimit-remaining'), '0');
+    const refused = await ask(second);
+    assertRefused(refused, refused.body, 'graphql');
+
+    const redis = new Redis(sharedRedisUrl!);
+    ctx.after(() => redis.disconnect());
+    const keys = await redis.keys(`${prefix}*`);
+    assert.deepEqual(keys, [`${prefix}ratelimit:graphql:${account.id}`]);
+    assert.equal(await redis.get(keys[0]!), '4');
+    const ttl = await redis.pttl(keys[0]!);
+    assert.ok(ttl > 0 && ttl <= 2000, `the window's key expires with it (${ttl} ms)`);
+
+    await sleep(Number(refused.headers.get('retry-after')) * 1000 + 100);
+    const again = await ask(first);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('ratelimit-remaining'), '2');
+  });
+
+  it('while Redis is down requests are answered uncounted and promptly; counting resumes when it is back', {
+    skip: withoutPrivateRedis,
+  }, async (ctx) => {
+    const redis = await PrivateRedis.create();
+    ctx.after(() => redis.kill());
+    const node = await startNode(redis.url, testKeyPrefix());
+    ctx.after(() => node.close());
+    const { apiKey } = await seedAccount(node.app);
+    const ask = () => graphql(node.url, { query: profile, apiKey });
+    assert.equal((await ask()).headers.get('ratelimit-remaining'), '2', 'counted in Redis');
+
+    await redis.kill();
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const res = await ask();
+      assert.equal(res.status, 200, 'the limiter fails open');
+      assert.equal(res.headers.get('ratelimit-remaining'), null, 'nothing was counted');
+      assert.ok(performance.now() - started < 1500, 'no request waits for Redis');
+    }
+    assert.match(node.logs(), /Redis is unreachable; rate limits are not counted/);
+
+    await redis.start();
+    const deadline = Date.now() + 10_000;
+    let remaining: string | null = null;
+    while (remaining === null && Date.now() < deadline) {
+      await sleep(200);
+      remaining = (await ask()).headers.get('ratelimit-remaining');
+    }
+    assert.equal(remaining, '2', 'a fresh Redis counts again from the first hit');
+    assert.match(node.logs(), /Redis is reachable again/);
+  });
+
+  it('a node whose Redis never answers starts anyway and serves', async (ctx) => {
+    const started = performance.now();
+    const node = await startNode(`redis://127.0.0.1:${await freePort()}`, testKeyPrefix());
+    ctx.after(() => node.close());
+    assert.ok(performance.now() - started < 5000, 'start-up waits for Redis only briefly');
+    const { apiKey } = await seedAccount(node.app);
+    for (let i = 0; i < 4; i++)
+      assert.equal((await graphql(node.url, { query: profile, apiKey })).status, 200);
   });
 });
