@@ -56,10 +56,11 @@ import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { DatabaseRateLimitWindows, type SharedWindows } from './services/rate-limit-windows.ts';
 import { ResultService } from './services/result.service.ts';
-import { UploadService } from './services/upload.service.ts';
+import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import { every } from './shared/periodic.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
 import { S3MediaStorage } from './storage/s3-media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
@@ -69,6 +70,9 @@ import { findPendingAuthorization } from './store/oauth.store.ts';
 import { RedisRateLimitWindows } from './store/redis-rate-limit.store.ts';
 import { sharedSecret } from './store/secret.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
+
+/** How often workers look for expired uploads to complete or forget. */
+const uploadSweepMs = 60_000; // 1 minute
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface AppOverrides {
@@ -189,11 +193,23 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
     const catalogue = new CatalogueService({ models, elements: builtinElements });
     const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
     const voices = new VoiceService({ listVoices: listEspeakVoices });
+    const uploads = new UploadService({
+      db,
+      signer,
+      storage,
+      ffmpeg,
+      clock,
+      limits: config.uploads,
+      direct: config.mediaStore.kind === 's3' && config.mediaStore.s3.directUploads,
+    });
+    const readyMedia: ReadyMedia = (accountId, ids, field) =>
+      uploads.readyMedia(accountId, ids, field);
     const library = new LibraryService({
       db,
       storage,
       clock,
       voices,
+      readyMedia,
       publicElements: builtinElements,
       maxElementsPerAccount: 500,
     });
@@ -226,7 +242,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
       catalogue,
       library,
       voices,
-      uploads: new UploadService({ db, signer, storage, ffmpeg, clock, limits: config.uploads }),
+      uploads,
       generations: new GenerationService({
         db,
         catalogue,
@@ -248,6 +264,7 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         signer,
         storage,
         voices,
+        readyMedia,
         renderPreview: (voice) => renderVoicePreview(ffmpeg, voice),
       }),
       mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
@@ -285,6 +302,10 @@ export async function buildCore(config: Config, overrides: AppOverrides = {}): P
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
         closers.push(() => runner.stop(config.shutdownDrainMs));
+        const sweeper = every(uploadSweepMs, async () => {
+          await uploads.sweepExpired(log);
+        });
+        closers.push(() => sweeper.stop());
         return runner;
       },
       close: closeAll,

@@ -18,6 +18,11 @@ export interface S3Config {
   /** Both or neither; neither means the AWS SDK's default credential chain. */
   readonly accessKeyId: string | null;
   readonly secretAccessKey: string | null;
+  /**
+   * Clients PUT uploads straight to the bucket (presigned), checked at first use; otherwise
+   * they PUT them to Atelier, which checks them on arrival and writes them to the bucket.
+   */
+  readonly directUploads: boolean;
 }
 
 export interface RateLimitConfig {
@@ -79,6 +84,7 @@ export const deploymentSchema = {
     .string()
     .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'expected nothing, or a path ending in / (media/)')
     .optional(),
+  S3_DIRECT_UPLOADS: z.enum(['true', 'false']),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TRUST_PROXY: z.string().transform((value, ctx) => {
@@ -97,6 +103,7 @@ export const deploymentDefaults = {
   MEDIA_STORE: 'local',
   S3_REGION: 'us-east-1',
   S3_FORCE_PATH_STYLE: 'false',
+  S3_DIRECT_UPLOADS: 'true',
   RATE_LIMIT_PER_WINDOW: '600',
   RATE_LIMIT_AUTH_PER_WINDOW: '30',
   RATE_LIMIT_WINDOW_SECONDS: '60',
@@ -134,6 +141,7 @@ export function deploymentConfig(values: DeploymentValues): DeploymentConfig {
               prefix: values.S3_PREFIX ?? '',
               accessKeyId: values.S3_ACCESS_KEY_ID ?? null,
               secretAccessKey: values.S3_SECRET_ACCESS_KEY ?? null,
+              directUploads: values.S3_DIRECT_UPLOADS === 'true',
             },
           }
         : { kind: 'local' },

@@ -27,7 +27,8 @@ import {
   listAvatarsOf,
   listElementsOf,
 } from '../store/library.store.ts';
-import { findAccountMedia, findMedia, type MediaRow } from '../store/media.store.ts';
+import { findMedia, type MediaRow } from '../store/media.store.ts';
+import type { ReadyMedia } from './upload.service.ts';
 import type { VoiceService } from './voice.service.ts';
 
 export interface AvatarView {
@@ -43,6 +44,8 @@ export interface LibraryServiceDeps {
   storage: MediaStorage;
   clock: Clock;
   voices: VoiceService;
+  /** Usable media of an account (completing uploads on their first use). */
+  readyMedia: ReadyMedia;
   /** The shared library (built-in elements), visible to everyone. */
   publicElements: readonly ElementDefinition[];
   /** Own elements an account may keep (they are listed in memory with the library). */
@@ -274,7 +277,7 @@ export class LibraryService {
     kind: MediaRow['kind'],
     field: string,
   ): Promise<MediaRow> {
-    const [media] = await findAccountMedia(this.#deps.db, actor.accountId, [mediaId]);
+    const [media] = await this.#deps.readyMedia(actor.accountId, [mediaId], field);
     if (media === undefined) {
       throw new AppError(ErrorCode.NotFound, `No media "${mediaId}" in this account.`, { field });
     }

@@ -4,7 +4,8 @@ import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { SignedUrl, UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
-import { findAccountMedia, findMedia } from '../store/media.store.ts';
+import { findMedia } from '../store/media.store.ts';
+import type { ReadyMedia } from './upload.service.ts';
 import type { VoiceModelView, VoiceService } from './voice.service.ts';
 
 /** A file to send for a valid download URL. */
@@ -21,6 +22,7 @@ export class MediaService {
   readonly #signer: UrlSigner;
   readonly #storage: MediaStorage;
   readonly #voices: VoiceService;
+  readonly #readyMedia: ReadyMedia;
   readonly #renderPreview: (voice: VoiceModelView) => Promise<Buffer>;
   readonly #previews = new Map<string, Promise<string>>();
 
@@ -29,6 +31,8 @@ export class MediaService {
     signer: UrlSigner;
     storage: MediaStorage;
     voices: VoiceService;
+    /** Usable media of an account (completing uploads on their first use). */
+    readyMedia: ReadyMedia;
     /** A short MP3 sample of a voice. */
     renderPreview: (voice: VoiceModelView) => Promise<Buffer>;
   }) {
@@ -36,6 +40,7 @@ export class MediaService {
     this.#signer = deps.signer;
     this.#storage = deps.storage;
     this.#voices = deps.voices;
+    this.#readyMedia = deps.readyMedia;
     this.#renderPreview = deps.renderPreview;
   }
 
@@ -50,7 +55,7 @@ export class MediaService {
     }
     const unique = [...new Set(mediaIds)];
     const found = new Set(
-      (await findAccountMedia(this.#db, actor.accountId, unique)).map((m) => m.id),
+      (await this.#readyMedia(actor.accountId, unique, 'mediaIds')).map((m) => m.id),
     );
     // Voice previews are everyone's, and free.
     for (const id of unique) if ((await this.#voices.previewOf(id)) !== undefined) found.add(id);
@@ -73,7 +78,7 @@ export class MediaService {
    * `maxSide` pixels a side; null when the media is not an image.
    */
   async thumbnail(actor: Actor, mediaId: string, maxSide = 512): Promise<Buffer | null> {
-    const [media] = await findAccountMedia(this.#db, actor.accountId, [mediaId]);
+    const [media] = await this.#readyMedia(actor.accountId, [mediaId], 'mediaId');
     if (media === undefined) {
       throw new AppError(ErrorCode.NotFound, `No media "${mediaId}" in this account.`, {
         field: 'mediaId',

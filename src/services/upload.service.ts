@@ -1,39 +1,36 @@
-import { fileTypeFromBuffer } from 'file-type';
-import sharp from 'sharp';
+import { randomBytes } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { Ffmpeg } from '../engines/media/ffmpeg.ts';
-import { decodeAudio } from '../engines/speech/audio.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { type Logger, silentLogger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
-import { completeUpload, findMedia, insertPendingUpload } from '../store/media.store.ts';
+import {
+  completeUpload,
+  deletePendingUpload,
+  findAccountMedia,
+  findExpiredUploads,
+  findMedia,
+  findPendingUploads,
+  insertPendingUpload,
+  type MediaRow,
+} from '../store/media.store.ts';
+import {
+  acceptedTypes,
+  type ContentLimits,
+  inspectUpload,
+  normalType,
+  safeFilename,
+  type UploadKind,
+} from './upload-checks.ts';
 
-/** The types an upload may turn out to be, by kind (what the engines can read). */
-const accepted: Readonly<Record<'image' | 'audio', readonly string[]>> = {
-  image: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
-  audio: ['audio/mpeg', 'audio/wav', 'audio/ogg', 'audio/opus', 'audio/flac', 'audio/x-flac'],
-};
-
-/** Spellings of the same type that clients send; compared after this mapping. */
-const aliases: Readonly<Record<string, string>> = {
-  'image/jpg': 'image/jpeg',
-  'audio/x-wav': 'audio/wav',
-  'audio/wave': 'audio/wav',
-  'audio/vnd.wave': 'audio/wav',
-  'audio/mp3': 'audio/mpeg',
-  'audio/x-flac': 'audio/flac',
-};
-
-export interface UploadLimits {
+export interface UploadLimits extends ContentLimits {
   readonly maxBytes: number;
-  /** Largest width or height of an uploaded image. */
-  readonly maxImagePixels: number;
-  readonly maxAudioSeconds: number;
-  /** How long the signed PUT URL is valid. */
+  /** How long the upload URL is valid. */
   readonly urlTtlMs: number;
 }
 
@@ -44,6 +41,8 @@ export interface UploadServiceDeps {
   ffmpeg: Ffmpeg;
   clock: Clock;
   limits: UploadLimits;
+  /** Clients PUT straight to the media store when it takes presigned PUTs (S3). */
+  direct: boolean;
 }
 
 export interface Upload {
@@ -63,15 +62,39 @@ export interface UploadedMedia {
   readonly durationMs: number | null;
 }
 
+/** The account's usable media among `ids` ({@link UploadService.readyMedia}). */
+export type ReadyMedia = (
+  accountId: string,
+  ids: readonly string[],
+  field: string,
+) => Promise<MediaRow[]>;
+
+/** What became of bytes a client put in the store itself. */
+type Settled = 'ready' | 'absent' | { readonly refused: string };
+
+/** Where a client's own PUT lands, apart from every verified file. */
+const stagingPrefix = 'staging/';
+/** An expired upload is left this long for a PUT that started in time to finish. */
+const sweepGraceMs = 10 * 60_000; // 10 minutes
+const sweepBatch = 100;
+
 /**
- * Uploads in two steps: `createUpload` registers a pending media row and returns a signed PUT
- * URL; `receive` takes the bytes, finds their real type by content (never by what the client
- * declared), checks size, dimensions and duration, stores them, and only then makes the media
- * usable. Anything refused leaves the media pending: unusable, and retriable until the URL
- * expires.
+ * Uploads in two steps: `createUpload` registers a pending media row and returns a URL to PUT
+ * the bytes to; the bytes are then checked by content (never by what the client declared) —
+ * real type, size, dimensions, duration — stored under a key of their own, and only then is
+ * the media usable. Anything refused leaves the media pending: unusable, and retriable until
+ * the URL expires.
+ *
+ * The URL is Atelier's own `PUT /uploads/:id` (checked on arrival, answered with what was
+ * found), or with object storage a presigned PUT straight to a staging key in the bucket. The
+ * bucket cannot check anything, so staged bytes are checked at their first use (an element,
+ * an avatar, a generation input, a download URL) or, if never used, once the URL has expired;
+ * verified bytes are copied out of staging, so the still-valid URL cannot change them.
  */
 export class UploadService {
   readonly #deps: UploadServiceDeps;
+  /** Staged uploads being checked in this process, so concurrent first uses check once. */
+  readonly #settling = new Map<string, Promise<Settled>>();
 
   constructor(deps: UploadServiceDeps) {
     this.#deps = deps;
@@ -85,20 +108,20 @@ export class UploadService {
     actor: Actor,
     input: { kind: MediaKind; mimeType: string; bytes: number; filename?: string | null },
   ): Promise<Upload> {
-    const { limits } = this.#deps;
+    const { limits, storage } = this.#deps;
     if (input.kind === 'video') {
       throw new AppError(
         ErrorCode.UnsupportedCombination,
         'kind: video uploads are not taken; upload an image (to animate, for elements and portraits) or audio (for avatars).',
-        { field: 'kind', allowed: Object.keys(accepted) },
+        { field: 'kind', allowed: Object.keys(acceptedTypes) },
       );
     }
     const mimeType = normalType(input.mimeType);
     const problems = [];
-    if (!accepted[input.kind].includes(mimeType)) {
+    if (!acceptedTypes[input.kind].includes(mimeType)) {
       problems.push({
         field: 'mimeType',
-        message: `must be one of ${accepted[input.kind].join(', ')} for ${input.kind}`,
+        message: `must be one of ${acceptedTypes[input.kind].join(', ')} for ${input.kind}`,
       });
     }
     if (!Number.isInteger(input.bytes) || input.bytes < 1 || input.bytes > limits.maxBytes) {
@@ -111,7 +134,14 @@ export class UploadService {
     if (problems.length > 0) throw invalidInput(problems);
 
     const mediaId = newId('med');
-    const expiresAt = new Date(this.#deps.clock.now().getTime() + limits.urlTtlMs);
+    // Whole seconds, so Atelier's URL and a presigned one expire at the same instant.
+    const expiresAt = new Date(
+      Math.floor((this.#deps.clock.now().getTime() + limits.urlTtlMs) / 1000) * 1000,
+    );
+    const stagingKey = `${stagingPrefix}${actor.accountId}/${mediaId}`;
+    const presigned = this.#deps.direct
+      ? await storage.presignedPut(stagingKey, { expiresAt, bytes: input.bytes })
+      : null;
     await insertPendingUpload(this.#deps.db, {
       id: mediaId,
       accountId: actor.accountId,
@@ -121,12 +151,12 @@ export class UploadService {
       width: null,
       height: null,
       durationMs: null,
-      storageKey: `uploads/${actor.accountId}/${mediaId}`,
+      storageKey: presigned === null ? `uploads/${actor.accountId}/${mediaId}` : stagingKey,
       filename: filename ?? mediaId,
       expiresAt,
     });
-    const signed = this.#deps.signer.signUpload(mediaId, expiresAt);
-    return { mediaId, uploadUrl: signed.url, expiresAt: signed.expiresAt };
+    const uploadUrl = presigned ?? this.#deps.signer.signUpload(mediaId, expiresAt).url;
+    return { mediaId, uploadUrl, expiresAt };
   }
 
   /** True when (mediaId, exp, sig) is a valid, unexpired upload URL. */
@@ -136,123 +166,133 @@ export class UploadService {
 
   /** Checks and stores the bytes of a pending upload (the URL was verified by the caller). */
   async receive(mediaId: string, body: Buffer, signal?: AbortSignal): Promise<UploadedMedia> {
-    const { db, storage } = this.#deps;
-    const media = await findMedia(db, mediaId);
+    const media = await findMedia(this.#deps.db, mediaId);
     if (media === undefined) {
       throw new AppError(ErrorCode.NotFound, `No upload "${mediaId}".`, { field: 'mediaId' });
     }
-    if (media.state !== 'pending') {
-      throw alreadyComplete();
-    }
-    if (body.length !== media.bytes) {
-      throw invalidInput([
-        {
-          field: 'body',
-          message: `${body.length} bytes arrived; createUpload declared ${media.bytes}`,
-        },
-      ]);
-    }
-    const kind = media.kind as 'image' | 'audio';
-    const sniffed = await fileTypeFromBuffer(body);
-    const mimeType = sniffed === undefined ? null : normalType(sniffed.mime);
-    if (mimeType === null || !accepted[kind].includes(mimeType)) {
-      throw invalidInput([
-        {
-          field: 'body',
-          message: `the bytes are ${mimeType ?? 'of no recognised type'}, not ${kind} (${accepted[kind].join(', ')})`,
-        },
-      ]);
-    }
-    const found =
-      kind === 'image' ? await this.#checkImage(body) : await this.#checkAudio(body, signal);
-    const storageKey = `uploads/${media.account_id}/${mediaId}.${sniffed!.ext}`;
-    await storage.put(storageKey, body);
-    const completed = await completeUpload(db, mediaId, {
-      mimeType,
-      bytes: body.length,
-      storageKey,
-      ...found,
-    });
-    if (!completed) {
-      await storage.remove(storageKey);
-      throw alreadyComplete();
-    }
-    return { mediaId, kind, mimeType, bytes: body.length, ...found };
-  }
-
-  async #checkImage(body: Buffer) {
-    const { maxImagePixels } = this.#deps.limits;
-    let width: number | undefined;
-    let height: number | undefined;
-    try {
-      ({ width, height } = await sharp(body, { failOn: 'error' }).metadata());
-      // Decoding the whole image catches truncated and corrupt files that have a good header.
-      await sharp(body, { failOn: 'error', limitInputPixels: maxImagePixels ** 2 }).stats();
-    } catch {
-      throw invalidInput([{ field: 'body', message: 'the image cannot be decoded' }]);
-    }
-    if (width === undefined || height === undefined) {
-      throw invalidInput([{ field: 'body', message: 'the image has no dimensions' }]);
-    }
-    if (width > maxImagePixels || height > maxImagePixels || width < 16 || height < 16) {
-      throw invalidInput([
-        {
-          field: 'body',
-          message: `the image is ${width}x${height}; each side must be from 16 to ${maxImagePixels} pixels`,
-        },
-      ]);
-    }
-    return { width, height, durationMs: null };
+    if (media.state !== 'pending') throw alreadyComplete();
+    const outcome = await this.#accept(media, body, signal);
+    if ('refused' in outcome) throw invalidInput([{ field: 'body', message: outcome.refused }]);
+    return outcome;
   }
 
   /**
-   * Decoding the whole audio (to 8 kHz mono: cheap) proves it is readable and measures it;
-   * containers read from a pipe often do not state their duration.
+   * The account's usable media among `ids`, completing staged uploads on their first use.
+   * Unknown IDs, others' media and uploads whose bytes have not arrived are simply absent;
+   * staged bytes that fail the checks are 120001 on `field`, saying why.
    */
-  async #checkAudio(body: Buffer, signal?: AbortSignal) {
-    let durationMs = 0;
-    try {
-      const rate = 8000;
-      const { samples } = await decodeAudio(this.#deps.ffmpeg, body, rate, signal ?? neverAborted);
-      durationMs = Math.round((samples.length / rate) * 1000);
-    } catch {
-      // reported below
+  async readyMedia(accountId: string, ids: readonly string[], field: string): Promise<MediaRow[]> {
+    const { db } = this.#deps;
+    const ready = await findAccountMedia(db, accountId, ids);
+    const found = new Set(ready.map((m) => m.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length === 0) return ready;
+    const staged = (await findPendingUploads(db, accountId, missing)).filter(isStaged);
+    if (staged.length === 0) return ready;
+    for (const upload of staged) {
+      const settled = await this.#settle(upload);
+      if (typeof settled === 'object') {
+        throw invalidInput([
+          {
+            field,
+            message: `the upload "${upload.id}" was refused: ${settled.refused}; PUT the bytes again before its URL expires, or create another upload`,
+          },
+        ]);
+      }
     }
-    if (durationMs <= 0) {
-      throw invalidInput([{ field: 'body', message: 'the audio cannot be read' }]);
+    return findAccountMedia(db, accountId, ids);
+  }
+
+  /**
+   * Completes or forgets uploads whose URL expired a while ago: staged bytes that pass the
+   * checks become usable (the client uploaded in time and has not used them yet); anything
+   * else is deleted, row and bytes. Returns how many of each.
+   */
+  async sweepExpired(log: Logger = silentLogger): Promise<{ completed: number; dropped: number }> {
+    const { db, storage, clock } = this.#deps;
+    const before = new Date(clock.now().getTime() - sweepGraceMs);
+    let completed = 0;
+    let dropped = 0;
+    for (const upload of await findExpiredUploads(db, before, sweepBatch)) {
+      try {
+        if (isStaged(upload) && (await this.#settle(upload)) === 'ready') {
+          completed++;
+          continue;
+        }
+        if (isStaged(upload)) await storage.remove(upload.storage_key);
+        if (await deletePendingUpload(db, upload.id)) dropped++;
+      } catch (error) {
+        // The store or the database is away: this upload is swept next time.
+        log.warn({ err: error, mediaId: upload.id }, 'an expired upload could not be swept');
+      }
     }
-    if (durationMs > this.#deps.limits.maxAudioSeconds * 1000) {
-      throw invalidInput([
-        {
-          field: 'body',
-          message: `the audio lasts ${Math.round(durationMs / 1000)} s; at most ${this.#deps.limits.maxAudioSeconds} s`,
-        },
-      ]);
+    if (completed + dropped > 0) log.info({ completed, dropped }, 'expired uploads swept');
+    return { completed, dropped };
+  }
+
+  /** Checks bytes a client put in staging; they leave staging whatever the outcome. */
+  #settle(upload: MediaRow): Promise<Settled> {
+    let settling = this.#settling.get(upload.id);
+    if (settling === undefined) {
+      settling = (async (): Promise<Settled> => {
+        const { storage } = this.#deps;
+        const read = await storage.getAtMost(upload.storage_key, upload.bytes);
+        if (read === null) return 'absent';
+        try {
+          if (read.bytes === null) return { refused: lengthRefusal(read.size, upload.bytes) };
+          const outcome = await this.#accept(upload, read.bytes);
+          return 'refused' in outcome ? outcome : 'ready';
+        } catch (error) {
+          // Completed by another node meanwhile: the bytes it stored are the ones in use.
+          if (error instanceof AppError && error.details.state === 'ready') return 'ready';
+          throw error;
+        } finally {
+          await storage.remove(upload.storage_key);
+        }
+      })().finally(() => this.#settling.delete(upload.id));
+      this.#settling.set(upload.id, settling);
     }
-    return { width: null, height: null, durationMs };
+    return settling;
+  }
+
+  /**
+   * Checks the bytes of a pending upload and, if they pass, stores them under a key of this
+   * attempt's own and makes the media usable. A concurrent attempt that completed first wins;
+   * this one removes only what it stored.
+   */
+  async #accept(
+    media: MediaRow,
+    body: Buffer,
+    signal?: AbortSignal,
+  ): Promise<UploadedMedia | { readonly refused: string }> {
+    const { db, storage, ffmpeg, limits } = this.#deps;
+    if (body.length !== media.bytes) return { refused: lengthRefusal(body.length, media.bytes) };
+    const kind = media.kind as UploadKind;
+    const found = await inspectUpload(kind, body, { ffmpeg, limits, signal });
+    if ('refused' in found) return found;
+    const { ext, ...measured } = found;
+    const attempt = randomBytes(4).toString('hex');
+    const storageKey = `uploads/${media.account_id}/${media.id}-${attempt}.${ext}`;
+    await storage.put(storageKey, body);
+    if (!(await completeUpload(db, media.id, { ...measured, bytes: body.length, storageKey }))) {
+      await storage.remove(storageKey);
+      throw alreadyComplete();
+    }
+    return { mediaId: media.id, kind, bytes: body.length, ...measured };
   }
 }
 
-const neverAborted = new AbortController().signal;
+function isStaged(media: MediaRow): boolean {
+  return media.state === 'pending' && media.storage_key.startsWith(stagingPrefix);
+}
+
+function lengthRefusal(arrived: number, declared: number): string {
+  return `${arrived} bytes arrived; createUpload declared ${declared}`;
+}
 
 function alreadyComplete(): AppError {
   return new AppError(ErrorCode.InvalidInput, 'This upload is already complete.', {
     field: 'mediaId',
     state: 'ready',
   });
-}
-
-function normalType(mimeType: string): string {
-  const type = mimeType.split(';')[0]!.trim().toLowerCase();
-  return aliases[type] ?? type;
-}
-
-/**
- * The client's filename, for the download's Content-Disposition: no path, and anything that is
- * not printable ASCII (or is a quote) replaced, so it is always a valid header value.
- */
-function safeFilename(name: string): string | null {
-  const base = name.split(/[\\/]/).pop()!.trim();
-  if (base.length === 0 || base.length > 200) return null;
-  return base.replace(/[^\x20-\x7e]|["\\]/g, '_');
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** How a stored file is handed to a client that holds a valid download URL. */
@@ -9,16 +9,36 @@ export interface ServeAs {
   readonly mimeType: string;
 }
 
+/** What a client may upload straight to the store through a presigned PUT. */
+export interface DirectUpload {
+  readonly expiresAt: Date;
+  /** The exact length of the body; the store refuses any other where it can. */
+  readonly bytes: number;
+}
+
+/** An object read only if it is small enough: its size, and its bytes unless it is larger. */
+export interface BoundedRead {
+  readonly size: number;
+  readonly bytes: Buffer | null;
+}
+
 /** Where media bytes live: a local directory (the default) or an S3-compatible bucket. */
 export interface MediaStorage {
   put(key: string, bytes: Buffer): Promise<void>;
   get(key: string): Promise<Buffer>;
+  /**
+   * The object's bytes when it holds at most `maxBytes`, only its size when it holds more (a
+   * client's object is not trusted to be what it was declared), null when there is none.
+   */
+  getAtMost(key: string, maxBytes: number): Promise<BoundedRead | null>;
   remove(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
   /** The file of a key, for serving it with Range support; null when not on local disk. */
   localPath(key: string): string | null;
   /** A URL that serves the object directly until `expiresAt`; null when the API serves it. */
   presignedGet(key: string, as: ServeAs): Promise<string | null>;
+  /** A URL a client PUTs the bytes of `key` to until `expiresAt`; null when the API takes them. */
+  presignedPut(key: string, upload: DirectUpload): Promise<string | null>;
 }
 
 export const safeKey = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -43,6 +63,19 @@ export class LocalMediaStorage implements MediaStorage {
     return readFile(this.#resolve(key));
   }
 
+  async getAtMost(key: string, maxBytes: number): Promise<BoundedRead | null> {
+    const file = this.#resolve(key);
+    let size: number;
+    try {
+      size = (await stat(file)).size;
+    } catch {
+      return null;
+    }
+    if (size > maxBytes) return { size, bytes: null };
+    const bytes = await readFile(file);
+    return { size: bytes.length, bytes: bytes.length > maxBytes ? null : bytes };
+  }
+
   async remove(key: string): Promise<void> {
     await rm(this.#resolve(key), { force: true });
   }
@@ -61,6 +94,10 @@ export class LocalMediaStorage implements MediaStorage {
   }
 
   async presignedGet(): Promise<null> {
+    return null;
+  }
+
+  async presignedPut(): Promise<null> {
     return null;
   }
 

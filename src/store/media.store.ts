@@ -135,3 +135,45 @@ export async function completeUpload(
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Pending uploads of the account among `ids` (the ones a first use may complete). */
+export async function findPendingUploads(
+  q: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<MediaRow[]> {
+  if (ids.length === 0) return [];
+  return q
+    .selectFrom('media')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+/** Pending uploads whose URL expired before `before`, oldest first. */
+export async function findExpiredUploads(
+  q: Queryable,
+  before: Date,
+  limit: number,
+): Promise<MediaRow[]> {
+  return q
+    .selectFrom('media')
+    .selectAll()
+    .where('state', '=', 'pending')
+    .where('upload_expires_at', '<', before)
+    .orderBy('upload_expires_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Forgets an upload that never completed; false when it completed meanwhile. */
+export async function deletePendingUpload(q: Queryable, id: string): Promise<boolean> {
+  const result = await q
+    .deleteFrom('media')
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -7,6 +7,7 @@ import * as oauth from './migrations/0004-oauth.ts';
 import * as library from './migrations/0005-library.ts';
 import * as rateLimits from './migrations/0006-rate-limits.ts';
 import * as runningByAccount from './migrations/0007-running-by-account.ts';
+import * as pendingUploads from './migrations/0008-pending-uploads.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -17,6 +18,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0005-library': library,
   '0006-rate-limits': rateLimits,
   '0007-running-by-account': runningByAccount,
+  '0008-pending-uploads': pendingUploads,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -54,7 +54,11 @@ export async function upload(
     headers: { 'content-type': file.mimeType },
     body: new Uint8Array(file.bytes),
   });
-  return { ...createUpload, status: put.status, body: (await put.json()) as UploadOutcome['body'] };
+  // Atelier answers with what it found; an object store answers with no JSON at all.
+  const text = await put.text();
+  const json = put.headers.get('content-type')?.startsWith('application/json') ?? false;
+  const body = json ? (JSON.parse(text) as UploadOutcome['body']) : {};
+  return { ...createUpload, status: put.status, body };
 }
 
 /** Uploads and asserts the upload was accepted. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 
 /** A local S3-compatible server (s3rver) with one empty bucket, and the app settings for it. */
@@ -9,6 +10,8 @@ export interface TestS3 {
   readonly bucket: string;
   /** What Atelier needs to keep its media there. */
   readonly env: Record<string, string>;
+  /** Every key in the bucket under `prefix`, sorted. */
+  keys(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,12 @@ export async function startS3(bucket = 'atelier-media'): Promise<TestS3> {
   });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   return {
     endpoint,
     bucket,
@@ -34,7 +43,14 @@ export async function startS3(bucket = 'atelier-media'): Promise<TestS3> {
       S3_ACCESS_KEY_ID: 'S3RVER',
       S3_SECRET_ACCESS_KEY: 'S3RVER',
     },
+    keys: async (prefix) => {
+      const listed = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }),
+      );
+      return (listed.Contents ?? []).map((object) => object.Key!).sort();
+    },
     close: async () => {
+      client.destroy();
       await server.close();
       rmSync(directory, { recursive: true, force: true });
     },

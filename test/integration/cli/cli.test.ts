@@ -217,6 +217,7 @@ describe('bin/atelier on PostgreSQL', {
         '0005-library',
         '0006-rate-limits',
         '0007-running-by-account',
+        '0008-pending-uploads',
       ],
     });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });

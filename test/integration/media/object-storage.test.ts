@@ -1,15 +1,19 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config/config.ts';
 import type { S3Config } from '../../../src/config/deployment.ts';
+import { LocalMediaStorage } from '../../../src/storage/media-storage.ts';
 import { S3MediaStorage } from '../../../src/storage/s3-media-storage.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import { download, testPicture, uploadOk } from '../../helpers/media.ts';
+import { download, gqlOk, testPicture, upload } from '../../helpers/media.ts';
 import { startS3, type TestS3 } from '../../helpers/s3.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
@@ -75,6 +79,37 @@ describe('the S3 media store', () => {
     storage.close();
   });
 
+  it('presigns a PUT of an exact length that the store refuses once expired', async () => {
+    const storage = new S3MediaStorage(storageConfig());
+    const soon = new Date(Date.now() + 1000);
+    const url = await storage.presignedPut('staging/acc_1/med_1', { expiresAt: soon, bytes: 5 });
+    const signed = new URL(url);
+    assert.match(String(signed.searchParams.get('X-Amz-SignedHeaders')), /content-length/);
+    assert.equal(signed.searchParams.get('X-Amz-Expires'), '1');
+    assert.equal((await fetch(url, { method: 'PUT', body: 'early' })).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    assert.equal((await fetch(url, { method: 'PUT', body: 'late!' })).status, 403);
+    assert.equal((await storage.get('staging/acc_1/med_1')).toString(), 'early');
+    storage.close();
+  });
+
+  it('reads an object only when it is small enough, and says when there is none', async () => {
+    const local = new LocalMediaStorage(mkdtempSync(path.join(tmpdir(), 'atelier-media-')));
+    for (const storage of [new S3MediaStorage(storageConfig()), local]) {
+      await storage.put('staging/acc_1/med_2', Buffer.from('0123456789'));
+      assert.deepEqual(await storage.getAtMost('staging/acc_1/med_2', 10), {
+        size: 10,
+        bytes: Buffer.from('0123456789'),
+      });
+      assert.deepEqual(await storage.getAtMost('staging/acc_1/med_2', 9), {
+        size: 10,
+        bytes: null,
+      });
+      assert.equal(await storage.getAtMost('staging/acc_1/none', 10), null);
+      if (storage instanceof S3MediaStorage) storage.close();
+    }
+  });
+
   it('refuses an incomplete configuration with every problem named', () => {
     assert.throws(
       () => loadConfig({ env: { MEDIA_STORE: 's3', S3_ACCESS_KEY_ID: 'x' }, cwd: '/' }),
@@ -134,22 +169,168 @@ describeEachBackend('media on the object store', (backend) => {
     assert.equal(tampered.status, 403, 'a bad signature never reaches the bucket');
   });
 
-  it('an upload lands in the bucket and downloads whole', async () => {
-    const { apiKey } = await seedAccount(t.app);
+  const createUpload = async (
+    app: TestApp,
+    apiKey: string,
+    input: { kind: 'image' | 'audio'; mimeType: string; bytes: number },
+  ) =>
+    (
+      await gqlOk<{ createUpload: { mediaId: string; uploadUrl: string; expiresAt: string } }>(
+        app.url,
+        apiKey,
+        'mutation U($input: CreateUploadInput!) { createUpload(input: $input) { mediaId uploadUrl expiresAt } }',
+        { input },
+      )
+    ).createUpload;
+  const put = (url: string, bytes: Buffer) =>
+    fetch(url, { method: 'PUT', body: new Uint8Array(bytes) });
+  const mediaRow = (id: string) =>
+    database.db.selectFrom('media').selectAll().where('id', '=', id).executeTakeFirst();
+  const createElement = (app: TestApp, apiKey: string, mediaId: string) =>
+    graphql<{ createElement: { elementId: string } }>(app.url, {
+      query:
+        'mutation E($input: CreateElementInput!) { createElement(input: $input) { elementId } }',
+      variables: { input: { kind: 'object', name: 'from the bucket', mediaId } },
+      apiKey,
+    });
+
+  it('an upload goes straight to the bucket, is checked at its first use, and leaves staging', async () => {
+    const { apiKey, account } = await seedAccount(t.app);
     const picture = await testPicture(96, 64);
-    const mediaId = await uploadOk(t.url, apiKey, {
+    const upload = await createUpload(t, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: picture.length,
+    });
+    const url = new URL(upload.uploadUrl);
+    assert.equal(url.origin, s3.endpoint, 'the bytes never pass through Atelier');
+    assert.equal(url.pathname, `/${s3.bucket}/staging/${account.id}/${upload.mediaId}`);
+    const expiresIn = Number(url.searchParams.get('X-Amz-Expires'));
+    const remaining = (Date.parse(upload.expiresAt) - Date.now()) / 1000;
+    assert.ok(Math.abs(expiresIn - remaining) <= 2, `${expiresIn} s vs ${remaining} s`);
+    assert.match(String(url.searchParams.get('X-Amz-SignedHeaders')), /content-length/);
+    for (const name of url.searchParams.keys())
+      assert.doesNotMatch(name, /checksum/i, 'no checksum of an empty body is signed in');
+
+    assert.equal((await put(upload.uploadUrl, picture)).status, 200);
+    assert.equal((await mediaRow(upload.mediaId))?.state, 'pending', 'not checked yet');
+
+    // The first use checks the bytes and moves them out of staging.
+    assert.ok((await download(t.url, apiKey, upload.mediaId)).equals(picture));
+    const row = await mediaRow(upload.mediaId);
+    assert.equal(row?.state, 'ready');
+    assert.deepEqual([row?.mime_type, row?.width, row?.height], ['image/png', 96, 64]);
+    assert.deepEqual(await s3.keys(`staging/${account.id}/`), []);
+    assert.deepEqual(await s3.keys(`uploads/${account.id}/`), [row!.storage_key]);
+
+    // The presigned URL is still valid, but what it writes now is never used.
+    const other = await testPicture(96, 64, 'jpeg');
+    assert.equal((await put(upload.uploadUrl, other)).status, 200);
+    assert.ok((await download(t.url, apiKey, upload.mediaId)).equals(picture));
+    assert.equal((await createElement(t, apiKey, upload.mediaId)).status, 200);
+    assert.equal((await mediaRow(upload.mediaId))?.storage_key, row!.storage_key);
+  });
+
+  it('staged bytes that fail the checks are refused at first use, saying why, and may be put again', async () => {
+    const { apiKey, account } = await seedAccount(t.app);
+    const picture = await testPicture(80, 80);
+    const upload = await createUpload(t, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: picture.length,
+    });
+    // Nothing arrived yet: the media does not exist for its account.
+    assert.deepEqual(errorCodes(await createElement(t, apiKey, upload.mediaId)), ['140004']);
+
+    const text = Buffer.alloc(picture.length, 'not a picture ');
+    assert.equal((await put(upload.uploadUrl, text)).status, 200, 'the bucket checks nothing');
+    const refused = await createElement(t, apiKey, upload.mediaId);
+    assert.deepEqual(errorCodes(refused), ['120001']);
+    const error = refused.body.errors![0]!;
+    assert.equal(error.extensions?.field, 'mediaId');
+    assert.match(error.message, /was refused: the bytes are of no recognised type, not image/);
+    assert.equal((await mediaRow(upload.mediaId))?.state, 'pending');
+    assert.deepEqual(await s3.keys(`staging/${account.id}/`), [], 'refused bytes are removed');
+    assert.deepEqual(await s3.keys(`uploads/${account.id}/`), []);
+
+    // A body longer than declared (S3 itself refuses it; the check holds either way).
+    assert.equal((await put(upload.uploadUrl, Buffer.concat([picture, picture]))).status, 200);
+    const tooLong = await createElement(t, apiKey, upload.mediaId);
+    assert.match(tooLong.body.errors![0]!.message, /bytes arrived; createUpload declared/);
+
+    assert.equal((await put(upload.uploadUrl, picture)).status, 200);
+    assert.deepEqual(errorCodes(await createElement(t, apiKey, upload.mediaId)), []);
+    assert.equal((await mediaRow(upload.mediaId))?.state, 'ready');
+  });
+
+  it('two nodes using the same staged upload at once check it into one file', async (ctx) => {
+    const second = await startTestApp(database, { env: { MODELS: testModels, ...s3.env } });
+    ctx.after(() => second.close());
+    const { apiKey, account } = await seedAccount(t.app);
+    const picture = await testPicture(128, 128);
+    const upload = await createUpload(t, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: picture.length,
+    });
+    assert.equal((await put(upload.uploadUrl, picture)).status, 200);
+    const uses = await Promise.all(
+      [t, second, t, second].map((app) => createElement(app, apiKey, upload.mediaId)),
+    );
+    for (const use of uses) assert.deepEqual(errorCodes(use), []);
+    const row = await mediaRow(upload.mediaId);
+    assert.deepEqual(await s3.keys(`uploads/${account.id}/`), [row!.storage_key]);
+    assert.ok((await download(t.url, apiKey, upload.mediaId)).equals(picture));
+  });
+
+  it('with S3_DIRECT_UPLOADS=false an upload is checked by Atelier on arrival and lands in the bucket', async (ctx) => {
+    const viaApi = await startTestApp(database, {
+      env: { ...s3.env, S3_DIRECT_UPLOADS: 'false' },
+    });
+    ctx.after(() => viaApi.close());
+    const { apiKey } = await seedAccount(viaApi.app);
+    const picture = await testPicture(96, 64);
+    const outcome = await upload(viaApi.url, apiKey, {
       kind: 'image',
       mimeType: 'image/png',
       bytes: picture,
     });
-    const [row] = await database.db
-      .selectFrom('media')
-      .select('storage_key')
-      .where('id', '=', mediaId)
-      .execute();
+    assert.equal(new URL(outcome.uploadUrl).origin, viaApi.url);
+    assert.equal(outcome.status, 200);
+    assert.equal(outcome.body.media?.width, 96);
+    const row = await mediaRow(outcome.mediaId);
     const bucket = new S3MediaStorage(storageConfig());
     assert.equal(await bucket.exists(row!.storage_key), true, 'the object is in the bucket');
     bucket.close();
-    assert.ok((await download(t.url, apiKey, mediaId)).equals(picture));
+    assert.ok((await download(viaApi.url, apiKey, outcome.mediaId)).equals(picture));
+  });
+
+  it('expired uploads are swept: staged bytes that arrived in time become usable, the rest is forgotten', async (ctx) => {
+    const clock = new TestClock();
+    const node = await startTestApp(database, {
+      clock,
+      env: { ...s3.env, WORKER_CONCURRENCY: '0', UPLOAD_URL_TTL_SECONDS: '60' },
+    });
+    ctx.after(() => node.close());
+    const { apiKey, account } = await seedAccount(node.app);
+    const picture = await testPicture(64, 64);
+    const image = { kind: 'image', mimeType: 'image/png', bytes: picture.length } as const;
+    const arrived = await createUpload(node, apiKey, image);
+    const garbage = await createUpload(node, apiKey, image);
+    const never = await createUpload(node, apiKey, image);
+    assert.equal((await put(arrived.uploadUrl, picture)).status, 200);
+    assert.equal((await put(garbage.uploadUrl, Buffer.alloc(picture.length))).status, 200);
+
+    const { uploads } = node.app.services;
+    assert.deepEqual(await uploads.sweepExpired(), { completed: 0, dropped: 0 }, 'not expired');
+    clock.advance(60_000 + 10 * 60_000 + 1000); // past the URL and the grace for late PUTs
+    const swept = await uploads.sweepExpired();
+    assert.ok(swept.completed >= 1 && swept.dropped >= 2, JSON.stringify(swept));
+
+    assert.equal((await mediaRow(arrived.mediaId))?.state, 'ready');
+    assert.equal(await mediaRow(garbage.mediaId), undefined);
+    assert.equal(await mediaRow(never.mediaId), undefined);
+    assert.deepEqual(await s3.keys(`staging/${account.id}/`), []);
+    assert.deepEqual(errorCodes(await createElement(node, apiKey, arrived.mediaId)), []);
   });
 });

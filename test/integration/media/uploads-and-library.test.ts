@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances } from '../../helpers/generation.ts';
@@ -130,6 +130,54 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
     // A download URL of the same media is not an upload URL, nor the reverse.
     const asDownload = short.uploadUrl.replace('/uploads/', '/media/');
     assert.equal((await fetch(asDownload)).status, 403);
+  });
+
+  it('two PUTs of one upload at once: one completes it, the other changes nothing', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const picture = await testPicture(200, 120);
+    const { createUpload } = await gqlOk<{ createUpload: { mediaId: string; uploadUrl: string } }>(
+      t.url,
+      apiKey,
+      'mutation U($input: CreateUploadInput!) { createUpload(input: $input) { mediaId uploadUrl } }',
+      { input: { kind: 'image', mimeType: 'image/png', bytes: picture.length } },
+    );
+    const statuses = await Promise.all(
+      [1, 2, 3].map(
+        async () =>
+          (await fetch(createUpload.uploadUrl, { method: 'PUT', body: new Uint8Array(picture) }))
+            .status,
+      ),
+    );
+    assert.deepEqual(
+      statuses.sort(),
+      [200, 409, 409],
+      'exactly one PUT completes the upload; the others are told it is complete',
+    );
+    assert.deepEqual(await download(t.url, apiKey, createUpload.mediaId), picture);
+  });
+
+  it('uploads never completed are forgotten once their URL has expired', async (ctx) => {
+    const clock = new TestClock();
+    const node = await startTestApp(database, { clock, env: { WORKER_CONCURRENCY: '0' } });
+    ctx.after(() => node.close());
+    const { apiKey } = await seedAccount(node.app);
+    const png = await testPicture(32, 32);
+    const done = await uploadOk(node.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: png,
+    });
+    const refused = await upload(node.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: Buffer.from('not a picture'),
+    });
+    assert.equal(await mediaState(refused.mediaId), 'pending');
+    clock.advance(15 * 60_000 + 10 * 60_000 + 1000); // past the URL and the grace for late PUTs
+    const swept = await node.app.services.uploads.sweepExpired();
+    assert.ok(swept.dropped >= 1, JSON.stringify(swept));
+    assert.equal(await mediaState(refused.mediaId), undefined);
+    assert.equal(await mediaState(done), 'ready', 'completed uploads stay');
   });
 
   it('createUpload refuses what cannot be taken, before any URL exists', async () => {

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { every } from '../../src/shared/periodic.ts';
+
+describe('every', () => {
+  it('runs a task again and again, never two at once, and a failure does not stop it', async () => {
+    let runs = 0;
+    let running = 0;
+    let overlapped = false;
+    const periodic = every(5, async () => {
+      runs++;
+      running++;
+      overlapped ||= running > 1;
+      await sleep(15); // slower than the interval
+      running--;
+      if (runs === 2) throw new Error('a bad run');
+    });
+    await sleep(150);
+    await periodic.stop();
+    assert.ok(runs >= 4, `${runs} runs`);
+    assert.equal(overlapped, false);
+  });
+
+  it('stop() waits for the run under way, and nothing runs after it', async () => {
+    let finished = false;
+    let started = 0;
+    const periodic = every(1, async () => {
+      started++;
+      await sleep(40);
+      finished = true;
+    });
+    await sleep(10);
+    await periodic.stop();
+    assert.equal(finished, true, 'the run under way ended before stop() returned');
+    const startedAtStop = started;
+    await sleep(30);
+    assert.equal(started, startedAtStop);
+  });
+});
