@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -25,6 +26,25 @@ import {
 const partBytes = 8 * 1024 * 1024;
 
 /**
+ * How long the store may take. The SDK's own timeouts bound connecting and a silent socket
+ * for each attempt (it retries a failed one twice); a deadline bounds a whole operation,
+ * answer body included, against a store that answers slowly but never stops.
+ */
+export interface S3Timeouts {
+  readonly connectMs: number;
+  /** A socket silent for this long is given up. */
+  readonly idleMs: number;
+  /** A whole operation, retries included; a multipart upload gets this per part. */
+  readonly requestMs: number;
+}
+
+const defaultTimeouts: S3Timeouts = {
+  connectMs: 5_000, // 5 seconds
+  idleMs: 30_000, // 30 seconds
+  requestMs: 120_000, // 2 minutes
+};
+
+/**
  * Media in an S3-compatible bucket, under an optional prefix. Large objects (video) go up in
  * parts, several at once; downloads are presigned GETs that expire with the download URL that
  * led to them, and name the file and its type; uploads may be presigned PUTs of an exact
@@ -39,12 +59,15 @@ export class S3MediaStorage implements MediaStorage {
   readonly #putSigner: S3Client;
   readonly #bucket: string;
   readonly #prefix: string;
+  readonly #timeouts: S3Timeouts;
 
-  constructor(config: S3Config) {
+  constructor(config: S3Config, timeouts: S3Timeouts = defaultTimeouts) {
     this.#bucket = config.bucket;
     this.#prefix = config.prefix;
+    this.#timeouts = timeouts;
     const client: S3ClientConfig = {
       region: config.region,
+      requestHandler: { connectionTimeout: timeouts.connectMs, socketTimeout: timeouts.idleMs },
       forcePathStyle: config.forcePathStyle,
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       ...(config.accessKeyId && config.secretAccessKey
@@ -62,53 +85,66 @@ export class S3MediaStorage implements MediaStorage {
 
   async put(key: string, bytes: Buffer): Promise<void> {
     // One PUT below a part's size, a multipart upload above it.
-    const upload = new Upload({
-      client: this.#s3,
-      params: { Bucket: this.#bucket, Key: this.#key(key), Body: bytes },
-      partSize: partBytes,
-      queueSize: 4,
-      leavePartsOnError: false,
-    });
-    await upload.done();
+    const parts = Math.max(1, Math.ceil(bytes.length / partBytes));
+    const abortController = new AbortController();
+    const deadline = setTimeout(
+      () => abortController.abort(new Error('the object store took too long')),
+      this.#timeouts.requestMs * parts,
+    );
+    try {
+      await new Upload({
+        client: this.#s3,
+        params: { Bucket: this.#bucket, Key: this.#key(key), Body: bytes },
+        partSize: partBytes,
+        queueSize: 4,
+        leavePartsOnError: false,
+        abortController,
+      }).done();
+    } finally {
+      clearTimeout(deadline);
+    }
   }
 
   async get(key: string): Promise<Buffer> {
-    const object = await this.#s3.send(
-      new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }),
-    );
-    return Buffer.from(await object.Body!.transformToByteArray());
+    const read = await this.getAtMost(key, Number.POSITIVE_INFINITY);
+    if (read?.bytes == null) throw new Error(`No object ${key} in the bucket`);
+    return read.bytes;
   }
 
   async getAtMost(key: string, maxBytes: number): Promise<BoundedRead | null> {
+    const deadline = this.#deadline();
     let object: GetObjectCommandOutput;
     try {
       object = await this.#s3.send(
         new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }),
+        { abortSignal: deadline },
       );
     } catch (error) {
       if (error instanceof NoSuchKey) return null;
       throw error;
     }
-    const body = object.Body as
-      | (Readable & { transformToByteArray(): Promise<Uint8Array> })
-      | undefined;
+    const body = object.Body as Readable | undefined;
     const size = object.ContentLength ?? 0;
     if (body === undefined) return { size, bytes: size === 0 ? Buffer.alloc(0) : null };
     if (size > maxBytes) {
       body.destroy(); // the rest is never read
       return { size, bytes: null };
     }
-    const bytes = Buffer.from(await body.transformToByteArray());
+    const bytes = await readWithin(body, deadline);
     return { size: bytes.length, bytes: bytes.length > maxBytes ? null : bytes };
   }
 
   async remove(key: string): Promise<void> {
-    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }));
+    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }), {
+      abortSignal: this.#deadline(),
+    });
   }
 
   async exists(key: string): Promise<boolean> {
     try {
-      await this.#s3.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }));
+      await this.#s3.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }), {
+        abortSignal: this.#deadline(),
+      });
       return true;
     } catch (error) {
       if (error instanceof NotFound) return false;
@@ -152,6 +188,10 @@ export class S3MediaStorage implements MediaStorage {
     this.#putSigner.destroy();
   }
 
+  #deadline(): AbortSignal {
+    return AbortSignal.timeout(this.#timeouts.requestMs);
+  }
+
   #key(key: string): string {
     if (!safeKey.test(key) || key.includes('..')) throw new Error(`Unsafe storage key: ${key}`);
     return `${this.#prefix}${key}`;
@@ -161,4 +201,16 @@ export class S3MediaStorage implements MediaStorage {
 /** Presigned URLs count their lifetime from now, in whole seconds. */
 function secondsUntil(expiresAt: Date): number {
   return Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000));
+}
+
+/** The whole body, or an error once `deadline` passes (the stream is destroyed). */
+async function readWithin(body: Readable, deadline: AbortSignal): Promise<Buffer> {
+  const stop = () => body.destroy(new Error('the object store took too long to answer'));
+  if (deadline.aborted) stop();
+  deadline.addEventListener('abort', stop, { once: true });
+  try {
+    return await buffer(body);
+  } finally {
+    deadline.removeEventListener('abort', stop);
+  }
 }

@@ -18,6 +18,8 @@ export type DatabaseLocation =
       readonly backend: 'postgres';
       readonly url: string;
       readonly poolSize?: number;
+      /** How long a query waits for a connection (a new one, or a free one of the pool). */
+      readonly connectTimeoutMs?: number;
       readonly onIdleClientError?: (error: Error) => void;
     };
 
@@ -41,7 +43,13 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
  */
 export async function openDatabase(location: DatabaseLocation): Promise<Database> {
   if (location.backend === 'postgres') {
-    const pool = new pg.Pool({ connectionString: location.url, max: location.poolSize ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: location.url,
+      max: location.poolSize ?? 10,
+      // A server that accepts connections but never answers fails a query, not hangs it.
+      connectionTimeoutMillis: location.connectTimeoutMs ?? 10_000, // 10 seconds
+      keepAlive: true,
+    });
     // An idle client whose server connection drops (a restart, a failover, a forced DROP)
     // emits 'error' on the pool; unhandled, that would crash the process. The pool discards
     // that client and the next query opens a fresh connection; errors of running queries still

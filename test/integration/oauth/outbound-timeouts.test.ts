@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { generate } from 'selfsigned';
 import { remoteIssuerKeys } from '../../../src/auth/issuer-keys.ts';
 import { ClientMetadataDocuments } from '../../../src/auth/oauth/client-metadata-documents.ts';
 import { AppError, ErrorCode } from '../../../src/shared/errors.ts';
+import { S3MediaStorage } from '../../../src/storage/s3-media-storage.ts';
+import { openDatabase } from '../../../src/store/database.ts';
 import { freePort } from '../../helpers/net.ts';
 
 // Every outbound request Atelier makes is bounded in time: a server that never answers, or one
@@ -92,6 +95,57 @@ describe('outbound timeouts', () => {
       assert.ok(ms < 1_500, `took ${Math.round(ms)} ms`);
     });
   }
+
+  for (const [bucket, manner] of manners) {
+    it(`an object store ${manner} fails a read and a write within its timeouts`, async () => {
+      const storage = new S3MediaStorage(
+        {
+          bucket,
+          region: 'us-east-1',
+          endpoint: httpBase,
+          forcePathStyle: true, // so /drip/… drips
+          prefix: '',
+          accessKeyId: 'key',
+          secretAccessKey: 'secret',
+          directUploads: true,
+        },
+        { connectMs: 300, idleMs: 300, requestMs: 400 },
+      );
+      try {
+        for (const work of [
+          () => storage.get('acc_1/med_1.png'),
+          () => storage.put('acc_1/med_1.png', Buffer.from('bytes')),
+        ]) {
+          // Three attempts (the SDK retries twice) of at most 400 ms each, and backoff.
+          const { ms } = await elapsed(work);
+          assert.ok(ms < 4_000, `took ${Math.round(ms)} ms`);
+        }
+      } finally {
+        storage.close();
+      }
+    });
+  }
+
+  it('a PostgreSQL that accepts connections but never answers fails a query within the timeout', async (ctx) => {
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createNetServer((socket) => sockets.add(socket)); // accepts, says nothing
+    const port = await freePort();
+    await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
+    const database = await openDatabase({
+      backend: 'postgres',
+      url: `postgres://atelier@127.0.0.1:${port}/atelier`,
+      connectTimeoutMs: 400,
+    });
+    ctx.after(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await database.close();
+    });
+    const { ms } = await elapsed(async () => {
+      if (!(await database.ping())) throw new Error('unreachable');
+    });
+    assert.ok(ms < 1_500, `took ${Math.round(ms)} ms`);
+  });
 
   it('an issuer dripping its key set is unavailable (100102) within the timeout', async () => {
     const keys = remoteIssuerKeys({
