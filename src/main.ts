@@ -1,6 +1,7 @@
 import pino from 'pino';
-import { buildApp, buildCore } from './app.ts';
+import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
+import { buildCore } from './core.ts';
 import { ensureFirstRun, type FirstRun } from './services/first-run.service.ts';
 import type { Logger } from './shared/logger.ts';
 

@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
-import { buildCore } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import { buildCore } from '../../src/core.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { countTasks } from '../../src/store/task-queue.store.ts';
 import { noopModels } from '../noop-model.ts';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { buildCore, type Core, databaseLocation } from '../app.ts';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
+import { buildCore, type Core, databaseLocation } from '../core.ts';
 import { serve, work } from '../main.ts';
 import { AppError } from '../shared/errors.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Core } from '../../src/app.ts';
+import type { Core } from '../../src/core.ts';
 import type { UserProfile } from '../../src/services/account.service.ts';
 
 export interface SeededAccount {

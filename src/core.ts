@@ -1,0 +1,296 @@
+import path from 'node:path';
+import { ApiKeyVerifier } from './auth/api-key-verifier.ts';
+import { GraphqlAuthenticator } from './auth/authenticate.ts';
+import { BuiltinIdentityProvider } from './auth/builtin-idp.ts';
+import { OidcIdTokenAuthenticator } from './auth/id-token-authenticator.ts';
+import { IdTokenVerifier } from './auth/id-token-verifier.ts';
+import { remoteIssuerKeys } from './auth/issuer-keys.ts';
+import { AccessTokens } from './auth/oauth/access-tokens.ts';
+import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
+import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
+import {
+  ClientMetadataDocuments,
+  type MetadataFetchOptions,
+} from './auth/oauth/client-metadata-documents.ts';
+import { ClientRegistry } from './auth/oauth/clients.ts';
+import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
+import { SigningKeys } from './auth/signing-keys.ts';
+import type { Config } from './config/config.ts';
+import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
+import type { ModelDefinition } from './domain/model.ts';
+import type { Services } from './edge/services.ts';
+import { Ffmpeg } from './engines/media/ffmpeg.ts';
+import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
+import { listEspeakVoices } from './engines/speech/espeak.ts';
+import { renderVoicePreview } from './engines/speech/voice-preview.ts';
+import { PostgresTaskEvents } from './events/postgres-task-events.ts';
+import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
+import type { EngineInputs } from './jobs/engine-request.ts';
+import { TaskRunner } from './jobs/task-runner.ts';
+import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
+import { AccountService } from './services/account.service.ts';
+import { ApiKeyService } from './services/api-key.service.ts';
+import { CatalogueService } from './services/catalogue.service.ts';
+import { GenerationService } from './services/generation.service.ts';
+import { LibraryService } from './services/library.service.ts';
+import { McpConnectionService } from './services/mcp-connection.service.ts';
+import { MediaService } from './services/media.service.ts';
+import { ResultService } from './services/result.service.ts';
+import { type ReadyMedia, UploadService } from './services/upload.service.ts';
+import { VoiceService } from './services/voice.service.ts';
+import { type Clock, systemClock } from './shared/clock.ts';
+import type { Logger } from './shared/logger.ts';
+import { every } from './shared/periodic.ts';
+import { LocalMediaStorage } from './storage/media-storage.ts';
+import { S3MediaStorage } from './storage/s3-media-storage.ts';
+import { UrlSigner } from './storage/url-signer.ts';
+import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
+import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
+import { sharedSecret } from './store/secret.store.ts';
+import { queueDepth } from './store/task-queue.store.ts';
+
+/**
+ * The wired core without HTTP — database, services, the OAuth server, events, metrics and
+ * the workers — shared by `serve`, `worker` and the operator commands. With app.ts, the only
+ * place that constructs concrete things.
+ */
+/** How often workers look for expired uploads to complete or forget. */
+const uploadSweepMs = 60_000; // 1 minute
+
+/** Things a caller may provide instead of the defaults (tests share a database, move time). */
+export interface CoreOverrides {
+  /** An open, migrated database the core uses but does not close. */
+  database?: Database;
+  clock?: Clock;
+  /** Tests only: let CIMD fetches reach a local HTTPS server. */
+  cimdFetch?: Pick<MetadataFetchOptions, 'allowPrivateAddresses' | 'ca'>;
+}
+
+/** The authorization server for MCP clients, transport-free. */
+export interface OauthServer {
+  readonly clients: ClientRegistry;
+  readonly sessions: BrowserSessions;
+  readonly flow: AuthorizationFlow;
+  readonly tokens: AccessTokens;
+  readonly tokenEndpoint: TokenEndpoint;
+  readonly keys: SigningKeys;
+  readonly idTokens: OidcIdTokenAuthenticator;
+}
+
+/** The wired core without HTTP: what `serve`, `worker` and the operator commands share. */
+export interface Core {
+  readonly config: Config;
+  readonly database: Database;
+  readonly services: Services;
+  readonly oauth: OauthServer;
+  readonly events: TaskEvents;
+  /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
+  readonly metrics: Metrics;
+  /** Starts `concurrency` task slots in this process; `close()` drains them. */
+  startWorkers(log: Logger, concurrency?: number): TaskRunner;
+  close(): Promise<void>;
+}
+
+export function databaseLocation(config: Config): DatabaseLocation {
+  return config.databaseUrl === undefined
+    ? { backend: 'pglite', dataDir: config.dataDir }
+    : { backend: 'postgres', url: config.databaseUrl };
+}
+
+/** Built-in models, with configured ones added or replacing them by modelId. */
+export function catalogueModels(config: Config): ModelDefinition[] {
+  const models = new Map(builtinModels.map((m) => [m.modelId, m]));
+  for (const model of config.models) models.set(model.modelId, model);
+  const unknown = [...models.values()].filter((m) => !builtinEngineNames.includes(m.engine));
+  if (unknown.length > 0) {
+    throw new Error(
+      `Models name engines that do not exist: ${unknown.map((m) => `${m.modelId} → ${m.engine}`).join(', ')}. ` +
+        `Engines: ${builtinEngineNames.join(', ')}.`,
+    );
+  }
+  return [...models.values()];
+}
+
+/** Opens (or adopts) the database, applies migrations and builds every service. */
+export async function buildCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
+  const models = catalogueModels(config);
+  const owned = overrides.database === undefined;
+  const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
+  const closers: Array<() => Promise<void>> = [];
+  if (owned) closers.push(() => database.close());
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close();
+  };
+  try {
+    if (owned) await migrateToLatest(database.db);
+    const db = database.db;
+    const clock = overrides.clock ?? systemClock;
+    const metrics = new PrometheusMetrics({ queue: () => queueDepth(db) });
+    const events: TaskEvents =
+      database.connectionUrl === null
+        ? new LocalTaskEvents()
+        : await PostgresTaskEvents.connect(database.connectionUrl);
+    closers.push(() => events.close());
+    const signer = new UrlSigner({
+      key: await sharedSecret(db, 'media-url-signing'),
+      publicUrl: config.publicUrl,
+      clock,
+      ttlMs: config.mediaUrlTtlMs,
+    });
+    const storage =
+      config.mediaStore.kind === 's3'
+        ? new S3MediaStorage(config.mediaStore.s3)
+        : new LocalMediaStorage(path.join(config.dataDir, 'files'));
+    if (storage instanceof S3MediaStorage) closers.push(async () => storage.close());
+    const verifier = new ApiKeyVerifier({ db, clock });
+    const { identity } = config;
+    const identityProvider = identity.builtin
+      ? await BuiltinIdentityProvider.open({
+          db,
+          clock,
+          issuer: identity.issuer,
+          audience: identity.audience,
+        })
+      : null;
+    const idTokens = new OidcIdTokenAuthenticator({
+      db,
+      createAccounts: identity.createAccounts,
+      verifier: new IdTokenVerifier({
+        issuer: identity.issuer,
+        audience: identity.audience,
+        algorithms: identity.algorithms,
+        keys:
+          identityProvider === null
+            ? remoteIssuerKeys({
+                issuer: identity.issuer,
+                jwksUri: identity.jwksUri,
+                cooldownMs: identity.jwksRefreshFloorMs,
+              })
+            : identityProvider.verificationKeys(),
+      }),
+    });
+    const catalogue = new CatalogueService({ models, elements: builtinElements });
+    const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    const voices = new VoiceService({ listVoices: listEspeakVoices });
+    const uploads = new UploadService({
+      db,
+      signer,
+      storage,
+      ffmpeg,
+      clock,
+      limits: config.uploads,
+      direct: config.mediaStore.kind === 's3' && config.mediaStore.s3.directUploads,
+    });
+    const readyMedia: ReadyMedia = (accountId, ids, field) =>
+      uploads.readyMedia(accountId, ids, field);
+    const library = new LibraryService({
+      db,
+      storage,
+      clock,
+      voices,
+      readyMedia,
+      publicElements: builtinElements,
+      maxElementsPerAccount: 500,
+    });
+    // Access tokens live 7 days; a retired key stays published 8.
+    const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
+    const { cimdHosts } = config.oauth;
+    const documents =
+      cimdHosts === '*' || cimdHosts.length > 0
+        ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, ...overrides.cimdFetch })
+        : null;
+    const clients = new ClientRegistry(config.oauth.clients, documents);
+    const sessions = new BrowserSessions(db);
+    const scope = 'mcp:access';
+    const { issuer, resource } = config.oauth;
+    const tokens = new AccessTokens({ db, keys: oauthKeys, issuer, resource, scope, clock });
+    const oauth: OauthServer = {
+      clients,
+      sessions,
+      keys: oauthKeys,
+      idTokens,
+      tokens,
+      flow: new AuthorizationFlow({ db, clients, sessions, issuer, resource, scope }),
+      tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource }),
+    };
+    const services: Services = {
+      graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
+      identityProvider,
+      accounts: new AccountService({ db, clock, credentialCache: verifier, metrics }),
+      apiKeys: new ApiKeyService({ db, clock, verifier }),
+      catalogue,
+      library,
+      voices,
+      uploads,
+      generations: new GenerationService({
+        db,
+        catalogue,
+        library,
+        voices,
+        events,
+        creditOrder: config.creditCategories,
+        maxAttempts: config.taskMaxAttempts,
+        metrics,
+      }),
+      results: new ResultService({
+        db,
+        events,
+        signer,
+        maxRunningPerAccount: config.accountMaxRunningTasks,
+      }),
+      media: new MediaService({
+        db,
+        signer,
+        storage,
+        voices,
+        readyMedia,
+        renderPreview: (voice) => renderVoicePreview(ffmpeg, voice),
+      }),
+      mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
+      ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
+    };
+    const inputs: EngineInputs = {
+      elementPictures: (ids) => library.elementPictures(ids),
+      mediaBytes: (mediaId) => library.mediaBytes(mediaId),
+      engineVoice: async (voiceModelId) => (await voices.get(voiceModelId)).engineVoice,
+      avatarPortrait: (accountId, avatarId) => library.avatarPortrait(accountId, avatarId),
+    };
+    const engines = builtinEngines(ffmpeg);
+    return {
+      config,
+      database,
+      services,
+      oauth,
+      events,
+      metrics,
+      startWorkers(log, concurrency = config.workerConcurrency) {
+        const runner = new TaskRunner({
+          db,
+          events,
+          storage,
+          engines,
+          model: (modelId) => models.find((m) => m.modelId === modelId),
+          inputs,
+          log,
+          concurrency,
+          leaseMs: config.taskLeaseMs,
+          pollMs: config.taskPollMs,
+          maxRunningPerAccount: config.accountMaxRunningTasks,
+          metrics,
+        });
+        runner.start();
+        // Drain before the events and the database close (closers run in reverse).
+        closers.push(() => runner.stop(config.shutdownDrainMs));
+        const sweeper = every(uploadSweepMs, async () => {
+          await uploads.sweepExpired(log);
+        });
+        closers.push(() => sweeper.stop());
+        return runner;
+      },
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
