@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
-import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { AppError } from '../../shared/errors.ts';
 
 const signInBody = {
   type: 'object',
@@ -42,26 +42,10 @@ export async function idpRoutes(
     {
       schema: { body: signInBody },
       onRequest: app.limits.auth('sign-in'),
-      config: {
-        rateLimit: {
-          max: opts.signInLimit,
-          timeWindow: 15 * 60_000, // 15 minutes
-          hook: 'preHandler',
-          keyGenerator: (request) =>
-            `sign-in:${String((request.body as { email?: unknown })?.email)
-              .trim()
-              .toLowerCase()}`,
-          errorResponseBuilder: (request, context) => ({
-            statusCode: 429,
-            error: {
-              code: ErrorCode.RateLimited,
-              message: `Too many sign-in attempts for this email; try again in ${Math.ceil(context.ttl / 1000)} s.`,
-              retryAfterSeconds: Math.ceil(context.ttl / 1000),
-              requestId: request.id,
-            },
-          }),
-        },
-      },
+      // Per email once the body is read: 15 minutes, whatever the configured window.
+      preHandler: app.limits.keyed('sign-in:email', opts.signInLimit, 15 * 60_000, (request) =>
+        (request.body as { email: string }).email.trim().toLowerCase(),
+      ),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');

@@ -21,6 +21,13 @@ declare module 'fastify' {
       ): RateLimitHook;
       /** Sign-in and token routes, per IP. */
       auth(area: string): RateLimitHook;
+      /** A limit of its own: `max` attempts per `windowMs` for each key (sign-in per email). */
+      keyed(
+        area: string,
+        max: number,
+        windowMs: number,
+        key: (request: FastifyRequest) => string,
+      ): RateLimitHook;
     };
   }
 }
@@ -40,44 +47,41 @@ async function limitsPlugin(
   const { config, windows } = opts;
   await app.register(rateLimit, {
     global: false,
-    enableDraftSpec: true, // for the per-route limits (sign-in per email)
     skipOnError: true,
     ...(windows === null ? {} : { store: sharedStore(windows) }),
   });
 
-  // `createRateLimit` only counts: several limits may apply to one request (per IP here, per
-  // email on sign-in), which the plugin's own route hooks do not allow.
+  // `createRateLimit` only counts: several limits may apply to one request (per IP and per
+  // email on sign-in), which the plugin's own route hooks do not allow. The headers describe
+  // the limit closest to refusing.
   const hook = (
     max: number,
+    windowMs: number,
     key: (request: FastifyRequest) => string,
     per: string,
     shape?: 'graphql',
   ): RateLimitHook => {
     if (max === 0) return async () => {};
-    const count = app.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: key });
+    const count = app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: key });
     return async (request, reply) => {
       const state = await count(request);
       // Allowed without a count: an allow-list hit, or a store that could not count (the
       // plugin then reports no hits and no window, which no header should claim).
       if (state.isAllowed || state.ttl === 0) return;
-      reply
-        .header('ratelimit-limit', state.max)
-        .header('ratelimit-remaining', state.remaining)
-        .header('ratelimit-reset', state.ttlInSeconds);
+      const written = reply.getHeader('ratelimit-remaining');
+      if (written === undefined || state.remaining <= Number(written)) {
+        reply
+          .header('ratelimit-limit', state.max)
+          .header('ratelimit-remaining', state.remaining)
+          .header('ratelimit-reset', state.ttlInSeconds);
+      }
       if (!state.isExceeded) return;
       const retryAfterSeconds = Math.max(1, state.ttlInSeconds);
       return reply
         .code(429)
         .header('retry-after', retryAfterSeconds)
         .header('cache-control', 'no-store')
-        .send(
-          refusal(
-            request,
-            retryAfterSeconds,
-            `${max} ${per} per ${config.windowMs / 1000} s`,
-            shape,
-          ),
-        );
+        .send(refusal(request, retryAfterSeconds, `${max} ${per} per ${windowMs / 1000} s`, shape));
     };
   };
 
@@ -85,11 +89,15 @@ async function limitsPlugin(
     api: (area, key, shape) =>
       hook(
         config.api,
+        config.windowMs,
         (request) => `${area}:${key(request) ?? `ip:${request.ip}`}`,
         'requests',
         shape,
       ),
-    auth: (area) => hook(config.auth, (request) => `${area}:ip:${request.ip}`, 'attempts'),
+    auth: (area) =>
+      hook(config.auth, config.windowMs, (request) => `${area}:ip:${request.ip}`, 'attempts'),
+    keyed: (area, max, windowMs, key) =>
+      hook(max, windowMs, (request) => `${area}:${key(request)}`, 'attempts'),
   });
 }
 

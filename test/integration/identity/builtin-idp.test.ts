@@ -97,10 +97,14 @@ describeEachBackend('the built-in identity provider', (backend) => {
 
   it('limits sign-in attempts per email (150029 with retryAfterSeconds); other emails are unaffected', async () => {
     await newUser('hopper@example.test');
-    for (let i = 0; i < 4; i++)
-      assert.equal((await signIn('hopper@example.test', 'wrong-password')).status, 401);
+    for (let i = 0; i < 4; i++) {
+      const res = await signIn('hopper@example.test', 'wrong-password');
+      assert.equal(res.status, 401);
+      assert.equal(res.headers.get('ratelimit-remaining'), String(3 - i), 'the per-email count');
+    }
     const limited = await signIn('HOPPER@example.test', password);
     assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
     const body = (await limited.json()) as { error: { code: string; retryAfterSeconds: number } };
     assert.equal(body.error.code, '150029');
     assert.ok(body.error.retryAfterSeconds > 0 && body.error.retryAfterSeconds <= 900);
