@@ -36,6 +36,11 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   ws: { script: 'ws/ws.bench.ts', quick: ['--connections', '100'] },
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
   mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '2'] },
+  'rate-limits': {
+    script: 'rate-limits/rate-limits.bench.ts',
+    quick: ['--duration', '2', '--hits', '2000'],
+    unavailable: () => (postgres ? null : 'the shared counts need PostgreSQL (TEST_DATABASE_URL)'),
+  },
 };
 
 /** The ratio as a reader wants it: above 1 when Atelier does better than the baseline. */

@@ -11,8 +11,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { report } from '../report.ts';
+import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
 
 const { values } = parseArgs({
   options: {
@@ -91,22 +91,12 @@ const atelier = await start('./servers/atelier.ts', { DATABASE_URL: '' });
 results.push(await measure('atelier getUserByPrivateId [pglite]', atelier, me));
 await stop(atelier);
 
-const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
-if (postgresServer) {
-  const name = `atelier_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: postgresServer });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(postgresServer);
-  url.pathname = `/${name}`;
-  try {
-    const onPostgres = await start('./servers/atelier.ts', { DATABASE_URL: url.toString() });
+if (benchPostgres) {
+  await withScratchDatabase(benchPostgres, async (url) => {
+    const onPostgres = await start('./servers/atelier.ts', { DATABASE_URL: url });
     results.push(await measure('atelier getUserByPrivateId [postgres]', onPostgres, me));
     await stop(onPostgres);
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
+  });
 }
 
 const base = (name: string) => results.find((r) => r.name === name)!.rps;

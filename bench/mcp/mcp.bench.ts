@@ -18,8 +18,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { report } from '../report.ts';
+import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
 
 const { values } = parseArgs({
   options: {
@@ -158,24 +158,14 @@ try {
   });
   results.push(await measure('atelier get_account [pglite]', atelier));
 
-  const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
-  if (postgresServer) {
-    const name = `atelier_bench_${process.pid}`;
-    const admin = new pg.Client({ connectionString: postgresServer });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(postgresServer);
-    url.pathname = `/${name}`;
-    try {
+  if (benchPostgres) {
+    await withScratchDatabase(benchPostgres, async (url) => {
       const onPostgres = await start('./servers/atelier.server.ts', {
-        DATABASE_URL: url.toString(),
+        DATABASE_URL: url,
         DATA_DIR: dataDir,
       });
       results.push(await measure('atelier get_account [postgres]', onPostgres));
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   }
 } finally {
   await rm(dataDir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { countTasks } from '../../src/store/task-queue.store.ts';
 import { noopModels } from '../noop-model.ts';
 import { report } from '../report.ts';
+import { withScratchDatabase } from '../scratch-database.ts';
 
 const { values } = parseArgs({
   options: {
@@ -46,21 +47,6 @@ async function inParallel(
 
 async function waitUntil(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-async function withDatabase<T>(fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `atelier_bench_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(server!);
-  url.pathname = `/${name}`;
-  try {
-    return await fn(url.toString());
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
 }
 
 /** Seconds until the last submission returned (the rest is the workers catching up). */
@@ -145,8 +131,8 @@ async function graphileWorker(url: string): Promise<number> {
   }
 }
 
-const ours = await withDatabase(atelier);
-const theirs = await withDatabase(graphileWorker);
+const ours = await withScratchDatabase(server!, atelier);
+const theirs = await withScratchDatabase(server!, graphileWorker);
 console.log(
   `\n${jobs} jobs, ${concurrency} worker slots, ${submitters} concurrent submitters, node ${process.version}\n`,
 );

@@ -15,7 +15,6 @@ import {
   findAccountMedia,
   findExpiredUploads,
   findMedia,
-  findPendingUploads,
   insertPendingUpload,
   type MediaRow,
 } from '../store/media.store.ts';
@@ -187,7 +186,7 @@ export class UploadService {
     const found = new Set(ready.map((m) => m.id));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length === 0) return ready;
-    const staged = (await findPendingUploads(db, accountId, missing)).filter(isStaged);
+    const staged = (await findAccountMedia(db, accountId, missing, 'pending')).filter(isStaged);
     if (staged.length === 0) return ready;
     for (const upload of staged) {
       const settled = await this.#settle(upload);

@@ -46,11 +46,15 @@ export async function findMedia(q: Queryable, id: string): Promise<MediaRow | un
   return q.selectFrom('media').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Usable media of the account among `ids`; others' IDs (and pending uploads) are absent. */
+/**
+ * Media of the account among `ids` in one state: usable (`ready`, the default), or uploads
+ * still waiting for their bytes (`pending`). Others' IDs are absent either way.
+ */
 export async function findAccountMedia(
   q: Queryable,
   accountId: string,
   ids: readonly string[],
+  state: 'ready' | 'pending' = 'ready',
 ): Promise<MediaRow[]> {
   if (ids.length === 0) return [];
   return q
@@ -58,7 +62,7 @@ export async function findAccountMedia(
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', 'in', ids)
-    .where('state', '=', 'ready')
+    .where('state', '=', state)
     .execute();
 }
 
@@ -134,22 +138,6 @@ export async function completeUpload(
     .where('state', '=', 'pending')
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
-}
-
-/** Pending uploads of the account among `ids` (the ones a first use may complete). */
-export async function findPendingUploads(
-  q: Queryable,
-  accountId: string,
-  ids: readonly string[],
-): Promise<MediaRow[]> {
-  if (ids.length === 0) return [];
-  return q
-    .selectFrom('media')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', 'in', ids)
-    .where('state', '=', 'pending')
-    .execute();
 }
 
 /** Pending uploads whose URL expired before `before`, oldest first. */

@@ -9,19 +9,33 @@ const commandTimeoutMs = 500;
 const connectWaitMs = 2_000;
 
 /**
- * Rate-limit windows in Redis, shared by every node that uses the same Redis and key prefix.
- * A hit is one MULTI: create the window's key at 0 with the window's lifetime unless it exists,
- * increment it, read what is left of its lifetime. Redis runs a MULTI without interleaving
- * other clients' commands, so two nodes counting the same key never start two windows.
+ * One hit: create the window's key at 0 with the window's lifetime unless it exists, count,
+ * and read what is left of the window. A script runs whole, without other clients' commands
+ * in between, so two nodes counting the same key never start two windows.
+ */
+const hitScript = `
+redis.call('SET', KEYS[1], 0, 'PX', ARGV[1], 'NX')
+local hits = redis.call('INCR', KEYS[1])
+return { hits, redis.call('PTTL', KEYS[1]) }`;
+
+/** The client with the script defined as a command (sent as EVALSHA once Redis knows it). */
+type RedisWithHit = Redis & {
+  rateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
+};
+
+/**
+ * Rate-limit windows in Redis, shared by every node that uses the same Redis and key prefix,
+ * one script call per hit: about 3× the hits per second of the same three commands sent as
+ * a MULTI (one request and one reply instead of five; README, "Performance").
  *
  * Redis is an accelerator, not a dependency: commands are not queued while it is unreachable
  * and time out quickly, so a Redis outage makes the limiter fail open (the caller skips the
  * count) instead of holding requests.
  */
 export class RedisRateLimitWindows {
-  readonly #redis: Redis;
+  readonly #redis: RedisWithHit;
 
-  private constructor(redis: Redis) {
+  private constructor(redis: RedisWithHit) {
     this.#redis = redis;
   }
 
@@ -35,6 +49,7 @@ export class RedisRateLimitWindows {
       commandTimeout: commandTimeoutMs,
       connectTimeout: connectWaitMs,
     });
+    redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: hitScript });
     // One line when Redis goes away and one when it is back, not one per reconnect attempt.
     let reachable = true;
     const lost = (reason: string) => {
@@ -54,20 +69,11 @@ export class RedisRateLimitWindows {
       redis.connect().catch(() => {}), // reported by the 'error' listener
       new Promise((resolve) => waited.addEventListener('abort', resolve, { once: true })),
     ]);
-    return new RedisRateLimitWindows(redis);
+    return new RedisRateLimitWindows(redis as RedisWithHit);
   }
 
   async hit(key: string, windowMs: number): Promise<WindowHit> {
-    const replies = await this.#redis
-      .multi()
-      .set(key, 0, 'PX', windowMs, 'NX')
-      .incr(key)
-      .pttl(key)
-      .exec();
-    if (replies === null) throw new Error('Redis discarded the rate-limit transaction');
-    for (const [error] of replies) if (error) throw error;
-    const hits = Number(replies[1]![1]);
-    const ttlMs = Number(replies[2]![1]);
+    const [hits, ttlMs] = await this.#redis.rateLimitHit(key, windowMs);
     return { hits, ttlMs: ttlMs > 0 ? ttlMs : windowMs };
   }
 

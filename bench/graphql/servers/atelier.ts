@@ -5,8 +5,9 @@ import { loadConfig } from '../../../src/config/config.ts';
 import { openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 
+// Rate limits are off unless the caller sets them (bench/rate-limits measures them).
 const config = loadConfig({
-  env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
+  env: { RATE_LIMIT_PER_WINDOW: '0', ...process.env, LOG_LEVEL: 'silent' },
   cwd: process.cwd(),
 });
 const database =
