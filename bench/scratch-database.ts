@@ -15,13 +15,16 @@ export async function withScratchDatabase<T>(
   const name = `atelier_bench_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: server });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
   try {
-    return await fn(url.toString());
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    try {
+      return await fn(url.toString());
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
   }
 }

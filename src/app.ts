@@ -61,61 +61,67 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     bodyLimit: config.maxBodyBytes,
   });
   http.addHook('onClose', async () => core.close());
-  if (config.workerConcurrency > 0) core.startWorkers(http.log);
-  await http.register(httpPlugin, {
-    services: core.services,
-    https: config.publicUrl.startsWith('https:'),
-  });
-  await http.register(metricsRoutes, { metrics: core.metrics });
-  await http.register(rateLimitsPlugin, {
-    config: config.rateLimits,
-    windows: await sharedWindows(config, core, http),
-  });
-  const schema = buildGraphqlSchema();
-  await http.register(graphqlPlugin, {
-    services: core.services,
-    schema,
-    limits: config.graphqlLimits,
-    maxBodyBytes: config.maxBodyBytes,
-    mercuriusHooks: graphqlOperationMetrics(core.metrics),
-  });
-  const webSocket = attachGraphqlWebSocket({
-    schema,
-    services: core.services,
-    log: http.log,
-    queryLimits: config.graphqlLimits,
-    ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
-  });
-  http.server.on('upgrade', (request, socket, head) =>
-    webSocket.handleUpgrade(request, socket, head),
-  );
-  // Sockets close first (1001 Going away), then the core drains and closes.
-  http.addHook('preClose', async () => webSocket.close());
-  await http.register(mediaRoutes, { services: core.services });
-  await http.register(uploadRoutes, { services: core.services });
-  await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
-  await http.register(cookie);
-  await http.register(formbody);
-  await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });
-  await http.register(mcpRoutes, {
-    services: core.services,
-    tokens: core.oauth.tokens,
-    publicUrl: config.publicUrl,
-    version: '0.1.0',
-  });
-  await http.register(consentPage, {
-    oauth: config.oauth,
-    sessions: core.oauth.sessions,
-    pendingRedirect: async (sessionHash) =>
-      (await findPendingAuthorization(core.database.db, sessionHash))?.redirect_uri ?? null,
-  });
-  if (core.services.identityProvider !== null) {
-    await http.register(idpRoutes, {
-      idp: core.services.identityProvider,
-      signInLimit: config.signInLimit,
+  try {
+    if (config.workerConcurrency > 0) core.startWorkers(http.log);
+    await http.register(httpPlugin, {
+      services: core.services,
+      https: config.publicUrl.startsWith('https:'),
     });
+    await http.register(metricsRoutes, { metrics: core.metrics });
+    await http.register(rateLimitsPlugin, {
+      config: config.rateLimits,
+      windows: await sharedWindows(config, core, http),
+    });
+    const schema = buildGraphqlSchema();
+    await http.register(graphqlPlugin, {
+      services: core.services,
+      schema,
+      limits: config.graphqlLimits,
+      maxBodyBytes: config.maxBodyBytes,
+      mercuriusHooks: graphqlOperationMetrics(core.metrics),
+    });
+    const webSocket = attachGraphqlWebSocket({
+      schema,
+      services: core.services,
+      log: http.log,
+      queryLimits: config.graphqlLimits,
+      ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
+    });
+    http.server.on('upgrade', (request, socket, head) =>
+      webSocket.handleUpgrade(request, socket, head),
+    );
+    // Sockets close first (1001 Going away), then the core drains and closes.
+    http.addHook('preClose', async () => webSocket.close());
+    await http.register(mediaRoutes, { services: core.services });
+    await http.register(uploadRoutes, { services: core.services });
+    await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
+    await http.register(cookie);
+    await http.register(formbody);
+    await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });
+    await http.register(mcpRoutes, {
+      services: core.services,
+      tokens: core.oauth.tokens,
+      publicUrl: config.publicUrl,
+      version: '0.1.0',
+    });
+    await http.register(consentPage, {
+      oauth: config.oauth,
+      sessions: core.oauth.sessions,
+      pendingRedirect: async (sessionHash) =>
+        (await findPendingAuthorization(core.database.db, sessionHash))?.redirect_uri ?? null,
+    });
+    if (core.services.identityProvider !== null) {
+      await http.register(idpRoutes, {
+        idp: core.services.identityProvider,
+        signInLimit: config.signInLimit,
+      });
+    }
+    await http.ready();
+  } catch (error) {
+    // A half-built app closes what it opened (the core, Redis) before the error goes up.
+    await http.close().catch(() => {});
+    throw error;
   }
-  await http.ready();
   return { ...core, http, close: () => http.close() };
 }
 

@@ -49,11 +49,10 @@ import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
 
-/**
- * The wired core without HTTP — database, services, the OAuth server, events, metrics and
- * the workers — shared by `serve`, `worker` and the operator commands. With app.ts, the only
- * place that constructs concrete things.
- */
+// The wired core without HTTP — database, services, the OAuth server, events, metrics and the
+// workers — shared by `serve`, `worker` and the operator commands. With app.ts, the only place
+// that constructs concrete things.
+
 /** How often workers look for expired uploads to complete or forget. */
 const uploadSweepMs = 60_000; // 1 minute
 
@@ -281,8 +280,12 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
         closers.push(() => runner.stop(config.shutdownDrainMs));
-        const sweeper = every(uploadSweepMs, async () => {
-          await uploads.sweepExpired(log);
+        const sweeper = every(uploadSweepMs, async (signal) => {
+          try {
+            await uploads.sweepExpired(log, signal);
+          } catch (error) {
+            log.warn({ err: error }, 'expired uploads could not be swept; trying again later');
+          }
         });
         closers.push(() => sweeper.stop());
         return runner;

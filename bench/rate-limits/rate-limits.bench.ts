@@ -55,7 +55,12 @@ function serve(env: Record<string, string>): Promise<{ rps: number; errors: numb
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
-      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const [line] = (await Promise.race([
+        once(createInterface({ input: child.stdout! }), 'line'),
+        once(child, 'exit').then(([code]) => {
+          throw new Error(`the Atelier server exited (${code}) before it listened`);
+        }),
+      ])) as [string];
       const started = JSON.parse(line) as { url: string; apiKey: string };
       const options = {
         url: `${started.url}/graphql`,

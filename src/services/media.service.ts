@@ -104,7 +104,8 @@ export class MediaService {
       return this.#serve(key, exp, 'audio/mpeg', `${voice.voiceModelId}-preview.mp3`);
     }
     const media = await findMedia(this.#db, mediaId);
-    if (media === undefined) return null;
+    // A pending upload's key may hold bytes nobody has checked: never served.
+    if (media === undefined || media.state !== 'ready') return null;
     return this.#serve(media.storage_key, exp, media.mime_type, media.filename);
   }
 

@@ -6,7 +6,7 @@ import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { type Logger, silentLogger } from '../shared/logger.ts';
-import type { MediaStorage } from '../storage/media-storage.ts';
+import type { BoundedRead, MediaStorage } from '../storage/media-storage.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -207,29 +207,45 @@ export class UploadService {
    * checks become usable (the client uploaded in time and has not used them yet); anything
    * else is deleted, row and bytes. Returns how many of each.
    */
-  async sweepExpired(log: Logger = silentLogger): Promise<{ completed: number; dropped: number }> {
+  async sweepExpired(
+    log: Logger = silentLogger,
+    signal?: AbortSignal,
+  ): Promise<{ completed: number; dropped: number; failed: number }> {
     const { db, storage, clock } = this.#deps;
     const before = new Date(clock.now().getTime() - sweepGraceMs);
-    let completed = 0;
-    let dropped = 0;
-    for (const upload of await findExpiredUploads(db, before, sweepBatch)) {
-      try {
-        if (isStaged(upload) && (await this.#settle(upload)) === 'ready') {
-          completed++;
-          continue;
+    const swept = { completed: 0, dropped: 0, failed: 0 };
+    // Pages by (expiry, id), so uploads that keep failing never hide the ones after them.
+    let after: { expiresAt: Date; id: string } | undefined;
+    for (;;) {
+      const batch = await findExpiredUploads(db, before, sweepBatch, after);
+      for (const upload of batch) {
+        if (signal?.aborted) return swept;
+        try {
+          if (isStaged(upload) && (await this.#settle(upload)) === 'ready') {
+            swept.completed++;
+            continue;
+          }
+          if (isStaged(upload)) await storage.remove(upload.storage_key);
+          if (await deletePendingUpload(db, upload.id)) swept.dropped++;
+        } catch (error) {
+          // The store or the database is away: this upload is swept next time.
+          swept.failed++;
+          log.warn({ err: error, mediaId: upload.id }, 'an expired upload could not be swept');
         }
-        if (isStaged(upload)) await storage.remove(upload.storage_key);
-        if (await deletePendingUpload(db, upload.id)) dropped++;
-      } catch (error) {
-        // The store or the database is away: this upload is swept next time.
-        log.warn({ err: error, mediaId: upload.id }, 'an expired upload could not be swept');
       }
+      const last = batch.at(-1);
+      if (batch.length < sweepBatch || last === undefined) break;
+      after = { expiresAt: last.upload_expires_at!, id: last.id };
     }
-    if (completed + dropped > 0) log.info({ completed, dropped }, 'expired uploads swept');
-    return { completed, dropped };
+    if (swept.completed + swept.dropped > 0) log.info(swept, 'expired uploads swept');
+    return swept;
   }
 
-  /** Checks bytes a client put in staging; they leave staging whatever the outcome. */
+  /**
+   * Checks bytes a client put in staging. They leave staging once there is an outcome —
+   * usable, or refused by the checks — and stay there when the check could not finish (the
+   * store or the database away), for the next use or sweep to try again.
+   */
   #settle(upload: MediaRow): Promise<Settled> {
     let settling = this.#settling.get(upload.id);
     if (settling === undefined) {
@@ -237,21 +253,26 @@ export class UploadService {
         const { storage } = this.#deps;
         const read = await storage.getAtMost(upload.storage_key, upload.bytes);
         if (read === null) return 'absent';
-        try {
-          if (read.bytes === null) return { refused: lengthRefusal(read.size, upload.bytes) };
-          const outcome = await this.#accept(upload, read.bytes);
-          return 'refused' in outcome ? outcome : 'ready';
-        } catch (error) {
-          // Completed by another node meanwhile: the bytes it stored are the ones in use.
-          if (error instanceof AppError && error.details.state === 'ready') return 'ready';
-          throw error;
-        } finally {
-          await storage.remove(upload.storage_key);
-        }
+        const settled = await this.#check(upload, read);
+        // A copy left behind is never read again; the lifecycle rule on staging/ removes it.
+        await storage.remove(upload.storage_key).catch(() => {});
+        return settled;
       })().finally(() => this.#settling.delete(upload.id));
       this.#settling.set(upload.id, settling);
     }
     return settling;
+  }
+
+  async #check(upload: MediaRow, read: BoundedRead): Promise<'ready' | { refused: string }> {
+    if (read.bytes === null) return { refused: lengthRefusal(read.size, upload.bytes) };
+    try {
+      const outcome = await this.#accept(upload, read.bytes);
+      return 'refused' in outcome ? outcome : 'ready';
+    } catch (error) {
+      // Completed by another node meanwhile: the bytes it stored are the ones in use.
+      if (error instanceof AppError && error.details.state === 'ready') return 'ready';
+      throw error;
+    }
   }
 
   /**

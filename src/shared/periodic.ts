@@ -5,17 +5,19 @@ export interface Periodic {
 
 /**
  * Runs `task` every `intervalMs`, never two at once (a slow run delays the next), without
- * keeping the process alive. A run's failure is the task's to report; it never stops the schedule.
+ * keeping the process alive. `stop()` aborts the signal a run is given (a long run should
+ * check it between steps) and waits for that run to end. A run's failure is the task's to
+ * report; it never stops the schedule.
  */
-export function every(intervalMs: number, task: () => Promise<void>): Periodic {
+export function every(intervalMs: number, task: (signal: AbortSignal) => Promise<void>): Periodic {
+  const stopping = new AbortController();
   let running: Promise<void> | undefined;
-  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
-    if (stopped) return;
+    if (stopping.signal.aborted) return;
     timer = setTimeout(() => {
-      running = task()
-        .catch(() => {})
+      running = task(stopping.signal)
+        .catch(() => {}) // reported by the task; the schedule goes on
         .finally(() => {
           running = undefined;
           schedule();
@@ -26,7 +28,7 @@ export function every(intervalMs: number, task: () => Promise<void>): Periodic {
   schedule();
   return {
     async stop() {
-      stopped = true;
+      stopping.abort();
       clearTimeout(timer);
       await running;
     },

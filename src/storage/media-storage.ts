@@ -97,7 +97,8 @@ export class LocalMediaStorage implements MediaStorage {
     return null;
   }
 
-  async presignedPut(): Promise<null> {
+  /** Uploads to a local directory go through the API, which checks them on arrival. */
+  async presignedPut(_key: string, _upload: DirectUpload): Promise<string | null> {
     return null;
   }
 

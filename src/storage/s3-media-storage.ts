@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import { buffer } from 'node:stream/consumers';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -124,14 +123,13 @@ export class S3MediaStorage implements MediaStorage {
       throw error;
     }
     const body = object.Body as Readable | undefined;
-    const size = object.ContentLength ?? 0;
-    if (body === undefined) return { size, bytes: size === 0 ? Buffer.alloc(0) : null };
-    if (size > maxBytes) {
+    const size = object.ContentLength;
+    if (body === undefined) return { size: size ?? 0, bytes: size ? null : Buffer.alloc(0) };
+    if (size !== undefined && size > maxBytes) {
       body.destroy(); // the rest is never read
       return { size, bytes: null };
     }
-    const bytes = await readWithin(body, deadline);
-    return { size: bytes.length, bytes: bytes.length > maxBytes ? null : bytes };
+    return readWithin(body, deadline, maxBytes);
   }
 
   async remove(key: string): Promise<void> {
@@ -203,13 +201,30 @@ function secondsUntil(expiresAt: Date): number {
   return Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000));
 }
 
-/** The whole body, or an error once `deadline` passes (the stream is destroyed). */
-async function readWithin(body: Readable, deadline: AbortSignal): Promise<Buffer> {
+/**
+ * The whole body if it holds at most `maxBytes` (a stated length is not trusted: the bytes are
+ * counted as they come), else its size so far; an error once `deadline` passes.
+ */
+async function readWithin(
+  body: Readable,
+  deadline: AbortSignal,
+  maxBytes: number,
+): Promise<BoundedRead> {
   const stop = () => body.destroy(new Error('the object store took too long to answer'));
   if (deadline.aborted) stop();
   deadline.addEventListener('abort', stop, { once: true });
   try {
-    return await buffer(body);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        body.destroy();
+        return { size, bytes: null };
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { size, bytes: Buffer.concat(chunks, size) };
   } finally {
     deadline.removeEventListener('abort', stop);
   }

@@ -140,20 +140,24 @@ export async function completeUpload(
   return result.numUpdatedRows > 0n;
 }
 
-/** Pending uploads whose URL expired before `before`, oldest first. */
+/** Pending uploads whose URL expired before `before`, oldest first, from after `after`. */
 export async function findExpiredUploads(
   q: Queryable,
   before: Date,
   limit: number,
+  after?: { expiresAt: Date; id: string },
 ): Promise<MediaRow[]> {
-  return q
+  let query = q
     .selectFrom('media')
     .selectAll()
     .where('state', '=', 'pending')
-    .where('upload_expires_at', '<', before)
-    .orderBy('upload_expires_at')
-    .limit(limit)
-    .execute();
+    .where('upload_expires_at', '<', before);
+  if (after !== undefined) {
+    query = query.where(({ eb, refTuple, tuple }) =>
+      eb(refTuple('upload_expires_at', 'id'), '>', tuple(after.expiresAt, after.id)),
+    );
+  }
+  return query.orderBy('upload_expires_at').orderBy('id').limit(limit).execute();
 }
 
 /** Forgets an upload that never completed; false when it completed meanwhile. */

@@ -34,9 +34,16 @@ type RedisWithHit = Redis & {
  */
 export class RedisRateLimitWindows {
   readonly #redis: RedisWithHit;
+  readonly #log: Logger;
+  /** False from the first failure until a hit is counted again: one log line each way. */
+  #counting = true;
+  #closing = false;
 
-  private constructor(redis: RedisWithHit) {
+  private constructor(redis: RedisWithHit, log: Logger) {
     this.#redis = redis;
+    this.#log = log;
+    redis.on('error', (error: Error) => this.#failed(error.message));
+    redis.on('close', () => this.#failed('connection closed'));
   }
 
   /** Connects (waiting at most a moment) and keeps reconnecting in the background. */
@@ -50,34 +57,40 @@ export class RedisRateLimitWindows {
       connectTimeout: connectWaitMs,
     });
     redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: hitScript });
-    // One line when Redis goes away and one when it is back, not one per reconnect attempt.
-    let reachable = true;
-    const lost = (reason: string) => {
-      if (!reachable) return;
-      reachable = false;
-      log.warn({ err: reason }, 'Redis is unreachable; rate limits are not counted');
-    };
-    redis.on('error', (error: Error) => lost(error.message));
-    redis.on('close', () => lost('connection closed'));
-    redis.on('ready', () => {
-      if (reachable) return;
-      reachable = true;
-      log.info({}, 'Redis is reachable again; rate limits are counted');
-    });
+    const windows = new RedisRateLimitWindows(redis as RedisWithHit, log);
     const waited = AbortSignal.timeout(connectWaitMs);
     await Promise.race([
       redis.connect().catch(() => {}), // reported by the 'error' listener
       new Promise((resolve) => waited.addEventListener('abort', resolve, { once: true })),
     ]);
-    return new RedisRateLimitWindows(redis as RedisWithHit);
+    return windows;
   }
 
   async hit(key: string, windowMs: number): Promise<WindowHit> {
-    const [hits, ttlMs] = await this.#redis.rateLimitHit(key, windowMs);
+    let reply: [number, number];
+    try {
+      reply = await this.#redis.rateLimitHit(key, windowMs);
+    } catch (error) {
+      // Unreachable, or reachable but refusing (out of memory, a read-only replica, an ACL).
+      this.#failed((error as Error).message);
+      throw error;
+    }
+    if (!this.#counting) {
+      this.#counting = true;
+      this.#log.info({}, 'Redis counts rate limits again');
+    }
+    const [hits, ttlMs] = reply;
     return { hits, ttlMs: ttlMs > 0 ? ttlMs : windowMs };
   }
 
   close(): void {
+    this.#closing = true;
     this.#redis.disconnect();
+  }
+
+  #failed(reason: string): void {
+    if (this.#closing || !this.#counting) return;
+    this.#counting = false;
+    this.#log.warn({ err: reason }, 'Redis does not count; rate limits are not applied');
   }
 }

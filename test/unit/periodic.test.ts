@@ -22,17 +22,20 @@ describe('every', () => {
     assert.equal(overlapped, false);
   });
 
-  it('stop() waits for the run under way, and nothing runs after it', async () => {
+  it('stop() tells the run under way, waits for it, and nothing runs after it', async () => {
     let finished = false;
+    let sawAbort = false;
     let started = 0;
-    const periodic = every(1, async () => {
+    const periodic = every(1, async (signal) => {
       started++;
       await sleep(40);
+      sawAbort = signal.aborted;
       finished = true;
     });
     await sleep(10);
     await periodic.stop();
     assert.equal(finished, true, 'the run under way ended before stop() returned');
+    assert.equal(sawAbort, true, 'the run was told to stop');
     const startedAtStop = started;
     await sleep(30);
     assert.equal(started, startedAtStop);

@@ -239,7 +239,8 @@ describe('rate limits shared through Redis', () => {
       assert.equal(res.headers.get('ratelimit-remaining'), null, 'nothing was counted');
       assert.ok(performance.now() - started < 1500, 'no request waits for Redis');
     }
-    assert.match(node.logs(), /Redis is unreachable; rate limits are not counted/);
+    const warned = node.logs().match(/Redis does not count; rate limits are not applied/g);
+    assert.equal(warned?.length, 1, 'one line for the whole outage');
 
     await redis.start();
     const deadline = Date.now() + 10_000;
@@ -249,7 +250,36 @@ describe('rate limits shared through Redis', () => {
       remaining = (await ask()).headers.get('ratelimit-remaining');
     }
     assert.equal(remaining, '2', 'a fresh Redis counts again from the first hit');
-    assert.match(node.logs(), /Redis is reachable again/);
+    assert.match(node.logs(), /Redis counts rate limits again/);
+  });
+
+  it('a Redis that answers but refuses to count (out of memory) fails open too, and says so once', {
+    skip: withoutPrivateRedis,
+  }, async (ctx) => {
+    const redis = await PrivateRedis.create();
+    ctx.after(() => redis.kill());
+    const admin = new Redis(redis.url);
+    ctx.after(() => admin.disconnect());
+    const node = await startNode(redis.url, testKeyPrefix());
+    ctx.after(() => node.close());
+    const { apiKey } = await seedAccount(node.app);
+    const ask = () => graphql(node.url, { query: profile, apiKey });
+
+    await admin.config('SET', 'maxmemory', '1'); // every write is now refused
+    for (let i = 0; i < 5; i++) {
+      const res = await ask();
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('ratelimit-remaining'), null);
+    }
+    const warned = node.logs().match(/Redis does not count; rate limits are not applied/g);
+    assert.equal(warned?.length, 1);
+    assert.match(node.logs(), /OOM/);
+
+    await admin.config('SET', 'maxmemory', '0');
+    assert.equal((await ask()).headers.get('ratelimit-remaining'), '2');
+    assert.match(node.logs(), /Redis counts rate limits again/);
+    await node.close();
+    assert.equal(node.logs().match(/Redis does not count/g)?.length, 1, 'closing is not an outage');
   });
 
   it('a node whose Redis never answers starts anyway and serves', async (ctx) => {

@@ -45,7 +45,8 @@ export function addLibrarySchema(
     fields: (t) => ({
       mediaId: t.exposeID('mediaId'),
       uploadUrl: t.exposeString('uploadUrl', {
-        description: 'PUT the bytes here before expiresAt; the media is usable once that succeeds.',
+        description:
+          'PUT exactly the declared bytes here before expiresAt. The bytes are checked by content: on arrival (Atelier answers with what it found), or, when this URL is on the object store, at the first use of mediaId (a refusal is 120001 there, saying why).',
       }),
       expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
     }),
