@@ -54,11 +54,12 @@ export class MediaService {
       throw invalidInput([{ field: 'mediaIds', message: `give 1 to ${maxIdsPerCall} IDs` }]);
     }
     const unique = [...new Set(mediaIds)];
-    const found = new Set(
-      (await this.#readyMedia(actor.accountId, unique, 'mediaIds')).map((m) => m.id),
-    );
-    // Voice previews are everyone's, and free.
+    // Voice previews are everyone's, and free; the rest must be the account's.
+    const found = new Set<string>();
     for (const id of unique) if ((await this.#voices.previewOf(id)) !== undefined) found.add(id);
+    const own = unique.filter((id) => !found.has(id));
+    for (const media of await this.#readyMedia(actor.accountId, own, 'mediaIds'))
+      found.add(media.id);
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new AppError(

@@ -49,8 +49,8 @@ export async function inspectUpload(
   deps: { ffmpeg: Ffmpeg; limits: ContentLimits; signal?: AbortSignal | undefined },
 ): Promise<Inspected | { readonly refused: string }> {
   const sniffed = await fileTypeFromBuffer(body);
-  const mimeType = sniffed === undefined ? null : normalType(sniffed.mime);
-  if (sniffed === undefined || mimeType === null || !acceptedTypes[kind].includes(mimeType)) {
+  const mimeType = sniffed === undefined ? undefined : normalType(sniffed.mime);
+  if (sniffed === undefined || mimeType === undefined || !acceptedTypes[kind].includes(mimeType)) {
     return {
       refused: `the bytes are ${mimeType ?? 'of no recognised type'}, not ${kind} (${acceptedTypes[kind].join(', ')})`,
     };

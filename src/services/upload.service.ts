@@ -171,6 +171,7 @@ export class UploadService {
     }
     if (media.state !== 'pending') throw alreadyComplete();
     const outcome = await this.#accept(media, body, signal);
+    if (outcome === null) throw alreadyComplete();
     if ('refused' in outcome) throw invalidInput([{ field: 'body', message: outcome.refused }]);
     return outcome;
   }
@@ -211,7 +212,7 @@ export class UploadService {
     log: Logger = silentLogger,
     signal?: AbortSignal,
   ): Promise<{ completed: number; dropped: number; failed: number }> {
-    const { db, storage, clock } = this.#deps;
+    const { db, clock } = this.#deps;
     const before = new Date(clock.now().getTime() - sweepGraceMs);
     const swept = { completed: 0, dropped: 0, failed: 0 };
     // Pages by (expiry, id), so uploads that keep failing never hide the ones after them.
@@ -221,11 +222,11 @@ export class UploadService {
       for (const upload of batch) {
         if (signal?.aborted) return swept;
         try {
+          // Settling leaves staging empty whatever it finds; only the row remains to forget.
           if (isStaged(upload) && (await this.#settle(upload)) === 'ready') {
             swept.completed++;
             continue;
           }
-          if (isStaged(upload)) await storage.remove(upload.storage_key);
           if (await deletePendingUpload(db, upload.id)) swept.dropped++;
         } catch (error) {
           // The store or the database is away: this upload is swept next time.
@@ -265,26 +266,21 @@ export class UploadService {
 
   async #check(upload: MediaRow, read: BoundedRead): Promise<'ready' | { refused: string }> {
     if (read.bytes === null) return { refused: lengthRefusal(read.size, upload.bytes) };
-    try {
-      const outcome = await this.#accept(upload, read.bytes);
-      return 'refused' in outcome ? outcome : 'ready';
-    } catch (error) {
-      // Completed by another node meanwhile: the bytes it stored are the ones in use.
-      if (error instanceof AppError && error.details.state === 'ready') return 'ready';
-      throw error;
-    }
+    const outcome = await this.#accept(upload, read.bytes);
+    // Null: completed by another node meanwhile, and the bytes it stored are the ones in use.
+    return outcome !== null && 'refused' in outcome ? outcome : 'ready';
   }
 
   /**
    * Checks the bytes of a pending upload and, if they pass, stores them under a key of this
-   * attempt's own and makes the media usable. A concurrent attempt that completed first wins;
-   * this one removes only what it stored.
+   * attempt's own and makes the media usable. A concurrent attempt that completed first wins:
+   * this one removes only what it stored and answers null.
    */
   async #accept(
     media: MediaRow,
     body: Buffer,
     signal?: AbortSignal,
-  ): Promise<UploadedMedia | { readonly refused: string }> {
+  ): Promise<UploadedMedia | { readonly refused: string } | null> {
     const { db, storage, ffmpeg, limits } = this.#deps;
     if (body.length !== media.bytes) return { refused: lengthRefusal(body.length, media.bytes) };
     const kind = media.kind as UploadKind;
@@ -296,7 +292,7 @@ export class UploadService {
     await storage.put(storageKey, body);
     if (!(await completeUpload(db, media.id, { ...measured, bytes: body.length, storageKey }))) {
       await storage.remove(storageKey);
-      throw alreadyComplete();
+      return null;
     }
     return { mediaId: media.id, kind, bytes: body.length, ...measured };
   }

@@ -25,6 +25,27 @@ export interface UploadOutcome {
   body: { media?: Record<string, unknown>; error?: Record<string, unknown> & { code: string } };
 }
 
+export interface CreatedUpload {
+  mediaId: string;
+  uploadUrl: string;
+  expiresAt: string;
+}
+
+/** `createUpload`, which must succeed: where to PUT the bytes, and until when. */
+export async function createUpload(
+  url: string,
+  apiKey: string,
+  input: { kind: 'image' | 'audio' | 'video'; mimeType: string; bytes: number; filename?: string },
+): Promise<CreatedUpload> {
+  const data = await gqlOk<{ createUpload: CreatedUpload }>(
+    url,
+    apiKey,
+    'mutation U($input: CreateUploadInput!) { createUpload(input: $input) { mediaId uploadUrl expiresAt } }',
+    { input },
+  );
+  return data.createUpload;
+}
+
 /** createUpload, then PUT the bytes to the signed URL, as a client would. */
 export async function upload(
   url: string,
@@ -36,20 +57,13 @@ export async function upload(
     declaredBytes?: number;
   },
 ): Promise<UploadOutcome> {
-  const { createUpload } = await gqlOk<{ createUpload: { mediaId: string; uploadUrl: string } }>(
-    url,
-    apiKey,
-    `mutation U($input: CreateUploadInput!) { createUpload(input: $input) { mediaId uploadUrl expiresAt } }`,
-    {
-      input: {
-        kind: file.kind,
-        mimeType: file.mimeType,
-        bytes: file.declaredBytes ?? file.bytes.length,
-        filename: `test.${file.mimeType.split('/')[1]}`,
-      },
-    },
-  );
-  const put = await fetch(createUpload.uploadUrl, {
+  const created = await createUpload(url, apiKey, {
+    kind: file.kind,
+    mimeType: file.mimeType,
+    bytes: file.declaredBytes ?? file.bytes.length,
+    filename: `test.${file.mimeType.split('/')[1]}`,
+  });
+  const put = await fetch(created.uploadUrl, {
     method: 'PUT',
     headers: { 'content-type': file.mimeType },
     body: new Uint8Array(file.bytes),
@@ -58,7 +72,7 @@ export async function upload(
   const text = await put.text();
   const json = put.headers.get('content-type')?.startsWith('application/json') ?? false;
   const body = json ? (JSON.parse(text) as UploadOutcome['body']) : {};
-  return { ...createUpload, status: put.status, body };
+  return { mediaId: created.mediaId, uploadUrl: created.uploadUrl, status: put.status, body };
 }
 
 /** Uploads and asserts the upload was accepted. */

@@ -6,7 +6,15 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import { download, gqlOk, testPicture, testTone, upload, uploadOk } from '../../helpers/media.ts';
+import {
+  createUpload,
+  download,
+  gqlOk,
+  testPicture,
+  testTone,
+  upload,
+  uploadOk,
+} from '../../helpers/media.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const createElement = `mutation E($input: CreateElementInput!) {
@@ -135,17 +143,15 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
   it('two PUTs of one upload at once: one completes it, the other changes nothing', async () => {
     const { apiKey } = await seedAccount(t.app);
     const picture = await testPicture(200, 120);
-    const { createUpload } = await gqlOk<{ createUpload: { mediaId: string; uploadUrl: string } }>(
-      t.url,
-      apiKey,
-      'mutation U($input: CreateUploadInput!) { createUpload(input: $input) { mediaId uploadUrl } }',
-      { input: { kind: 'image', mimeType: 'image/png', bytes: picture.length } },
-    );
+    const created = await createUpload(t.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: picture.length,
+    });
     const statuses = await Promise.all(
       [1, 2, 3].map(
         async () =>
-          (await fetch(createUpload.uploadUrl, { method: 'PUT', body: new Uint8Array(picture) }))
-            .status,
+          (await fetch(created.uploadUrl, { method: 'PUT', body: new Uint8Array(picture) })).status,
       ),
     );
     assert.deepEqual(
@@ -153,7 +159,7 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
       [200, 409, 409],
       'exactly one PUT completes the upload; the others are told it is complete',
     );
-    assert.deepEqual(await download(t.url, apiKey, createUpload.mediaId), picture);
+    assert.deepEqual(await download(t.url, apiKey, created.mediaId), picture);
   });
 
   it('uploads never completed are forgotten once their URL has expired', async (ctx) => {
