@@ -210,7 +210,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       idTokens,
       tokens,
       flow: new AuthorizationFlow({ db, clients, sessions, issuer, resource, scope }),
-      tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource }),
+      tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
     };
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),

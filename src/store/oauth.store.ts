@@ -100,30 +100,24 @@ export async function insertCode(
 }
 
 /**
- * Marks a code used and returns it — for exactly one caller: the guard is in the UPDATE, so of
- * concurrent redemptions only one gets the row. A code already used comes back with
- * `replayed: true` so its tokens can be revoked.
+ * The code, its row locked until the transaction ends: concurrent redemptions and replays of
+ * one code take turns, each seeing what the one before it committed.
  */
-export async function redeemCode(
-  q: Queryable,
-  codeHash: string,
-): Promise<
-  { code: OauthCodeRow; replayed: false } | { code: OauthCodeRow; replayed: true } | undefined
-> {
-  const fresh = await q
-    .updateTable('oauth_codes')
-    .set({ used_at: sql<Date>`now()` })
-    .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  if (fresh !== undefined) return { code: fresh, replayed: false };
-  const used = await q
+export async function lockCode(q: Queryable, codeHash: string): Promise<OauthCodeRow | undefined> {
+  return q
     .selectFrom('oauth_codes')
     .selectAll()
     .where('code_hash', '=', codeHash)
+    .forUpdate()
     .executeTakeFirst();
-  return used === undefined ? undefined : { code: used, replayed: true };
+}
+
+export async function markCodeUsed(q: Queryable, codeHash: string): Promise<void> {
+  await q
+    .updateTable('oauth_codes')
+    .set({ used_at: sql<Date>`now()` })
+    .where('code_hash', '=', codeHash)
+    .execute();
 }
 
 export async function insertToken(

@@ -3,11 +3,13 @@ import type { Clock } from '../../shared/clock.ts';
 import { randomBase62 } from '../../shared/ids.ts';
 import { IntervalGate } from '../../shared/interval-gate.ts';
 import { findAccount } from '../../store/account.store.ts';
-import type { Db } from '../../store/database.ts';
+import type { Db, Queryable } from '../../store/database.ts';
 import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
 import type { SigningKeys } from '../signing-keys.ts';
 
 export const accessTokenLifetimeSeconds = 7 * 86_400; // spec §5.4, §8: seven days
+/** Clock skew between the nodes that issue and check tokens. */
+const clockToleranceSeconds = 30;
 
 /** Who a valid MCP access token speaks for. */
 export interface McpPrincipal {
@@ -53,12 +55,11 @@ export class AccessTokens {
     this.#o = options;
   }
 
-  async issue(grant: {
-    accountId: string;
-    clientId: string;
-    scope: string;
-    codeHash: string;
-  }): Promise<string> {
+  /** Signs a token and stores it through `q` (the code exchange's transaction). */
+  async issue(
+    grant: { accountId: string; clientId: string; scope: string; codeHash: string },
+    q: Queryable = this.#o.db,
+  ): Promise<string> {
     const now = Math.floor(this.#o.clock.now().getTime() / 1000);
     const jti = randomBase62(24);
     const { key, kid } = this.#o.keys.signingKey;
@@ -71,7 +72,7 @@ export class AccessTokens {
       .setIssuedAt(now)
       .setExpirationTime(now + accessTokenLifetimeSeconds)
       .sign(key);
-    await insertToken(this.#o.db, {
+    await insertToken(q, {
       jti,
       clientId: grant.clientId,
       accountId: grant.accountId,
@@ -95,7 +96,10 @@ export class AccessTokens {
         audience: this.#o.resource,
         algorithms: ['RS256'],
         typ: 'at+jwt',
-        requiredClaims: ['sub', 'jti', 'exp', 'client_id'],
+        requiredClaims: ['sub', 'jti', 'exp', 'iat', 'client_id'],
+        // With a maximum age, jose also refuses an `iat` in the future beyond the tolerance.
+        maxTokenAge: accessTokenLifetimeSeconds,
+        clockTolerance: clockToleranceSeconds,
         currentDate: this.#o.clock.now(),
       }));
     } catch (error) {
@@ -103,6 +107,10 @@ export class AccessTokens {
         throw new BearerError('invalid_token', 'The access token is not valid.');
       throw error;
     }
+    // jose accepts an `aud` array that merely contains the resource; a token meant for several
+    // audiences is not one of ours (RFC 9068 §4: the resource is the audience).
+    if (!audienceIsExactly(claims.aud, this.#o.resource))
+      throw new BearerError('invalid_token', 'The access token is not valid.');
     const scopes = String(claims.scope ?? '').split(' ');
     if (!scopes.includes(this.#o.scope))
       throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
@@ -125,4 +133,8 @@ export class AccessTokens {
       jti: stored.jti,
     };
   }
+}
+
+function audienceIsExactly(aud: unknown, resource: string): boolean {
+  return aud === resource || (Array.isArray(aud) && aud.length === 1 && aud[0] === resource);
 }

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
+import type { Clock } from '../../shared/clock.ts';
 import { constantTimeEqual, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
-import { redeemCode, revokeTokensOfCode } from '../../store/oauth.store.ts';
+import {
+  lockCode,
+  markCodeUsed,
+  type OauthCodeRow,
+  revokeTokensOfCode,
+} from '../../store/oauth.store.ts';
 import { type AccessTokens, accessTokenLifetimeSeconds } from './access-tokens.ts';
 import type { ClientRegistry } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -13,28 +19,27 @@ export interface TokenResponse {
   scope: string;
 }
 
-const required = [
-  'grant_type',
-  'client_id',
-  'code',
-  'redirect_uri',
-  'code_verifier',
-  'resource',
-] as const;
+/** The fields of a code exchange besides `grant_type` and `resource`, all required (spec §4.3). */
+const required = ['client_id', 'code', 'redirect_uri', 'code_verifier'] as const;
 
-/**
- * `POST /oauth/token` (spec §4.3): exchanges a single-use code for an access token. The code
- * is consumed first, atomically, so of any number of concurrent redemptions one can win; a
- * code presented again revokes what it was exchanged for (RFC 9700 §4.5). Every binding —
- * client, redirect URI (port included), PKCE verifier, resource — must match.
- */
 export interface TokenEndpointDeps {
   db: Db;
   clients: ClientRegistry;
   tokens: AccessTokens;
   resource: string;
+  clock: Clock;
 }
 
+/**
+ * `POST /oauth/token` (spec §4.3): exchanges a single-use code for an access token.
+ *
+ * Only a request that proves it is the code's client — same `client_id`, `redirect_uri` (port
+ * included) and a matching PKCE `code_verifier` — can touch the code: it consumes a fresh code,
+ * or revokes what a used one gave (RFC 9700 §4.5). Anything else is `invalid_grant` and changes
+ * nothing, so a code seen in a log cannot be used to end someone's session. The code row is
+ * locked for the whole exchange and the token is stored in the same transaction: a replay
+ * waits for the first redemption to commit and always finds (and revokes) its token.
+ */
 export class TokenEndpoint {
   readonly #deps: TokenEndpointDeps;
 
@@ -42,57 +47,78 @@ export class TokenEndpoint {
     this.#deps = deps;
   }
 
-  exchange(form: Readonly<Record<string, string>>): Promise<TokenResponse> {
-    return exchangeCode(form, this.#deps);
+  async exchange(form: Readonly<Record<string, string>>): Promise<TokenResponse> {
+    checkRequest(form, this.#deps.resource);
+    await this.#deps.clients.resolve(form.client_id!);
+    const outcome = await this.#redeem(form);
+    if (outcome.kind === 'refused') throw outcome.error;
+    return {
+      access_token: outcome.accessToken,
+      token_type: 'Bearer',
+      expires_in: accessTokenLifetimeSeconds,
+      scope: outcome.scope,
+    };
+  }
+
+  /** Refusals are returned, not thrown: a replay's revocation must commit, not roll back. */
+  #redeem(
+    form: Readonly<Record<string, string>>,
+  ): Promise<
+    { kind: 'issued'; accessToken: string; scope: string } | { kind: 'refused'; error: OAuthError }
+  > {
+    const { db, tokens, clock } = this.#deps;
+    const codeHash = sha256Hex(form.code!);
+    return db.transaction().execute(async (trx) => {
+      const code = await lockCode(trx, codeHash);
+      if (code === undefined) return refused('Unknown code.');
+      const mismatch = bindingMismatch(code, form);
+      if (mismatch !== null) return refused(mismatch);
+      if (code.used_at !== null) {
+        await revokeTokensOfCode(trx, codeHash);
+        return refused('This code was already used; the tokens it gave are revoked.');
+      }
+      if (code.expires_at.getTime() <= clock.now().getTime()) return refused('The code expired.');
+      await markCodeUsed(trx, codeHash);
+      const accessToken = await tokens.issue(
+        { accountId: code.account_id, clientId: code.client_id, scope: code.scope, codeHash },
+        trx,
+      );
+      return { kind: 'issued', accessToken, scope: code.scope };
+    });
   }
 }
 
-async function exchangeCode(
-  form: Readonly<Record<string, string>>,
-  deps: TokenEndpointDeps,
-): Promise<TokenResponse> {
-  const missing = required.filter((name) => form[name] === undefined || form[name] === '');
-  if (missing.length > 0) throw new OAuthError('invalid_request', `Missing ${missing.join(', ')}.`);
+/**
+ * What a request must say before any code is looked up: `grant_type` first (whatever else is
+ * sent, another grant is `unsupported_grant_type`), then the one resource (RFC 8707
+ * `invalid_target`, missing or not), then every other field.
+ */
+function checkRequest(form: Readonly<Record<string, string>>, resource: string): void {
+  const given = (name: string) => form[name] !== undefined && form[name] !== '';
+  if (!given('grant_type')) throw new OAuthError('invalid_request', 'grant_type is required.');
   if (form.grant_type !== 'authorization_code') {
     throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code.');
   }
-  await deps.clients.resolve(form.client_id!);
-  const codeHash = sha256Hex(form.code!);
-  const redeemed = await redeemCode(deps.db, codeHash);
-  if (redeemed === undefined) throw new OAuthError('invalid_grant', 'Unknown code.');
-  if (redeemed.replayed) {
-    await revokeTokensOfCode(deps.db, codeHash);
-    throw new OAuthError(
-      'invalid_grant',
-      'This code was already used; the tokens it gave are revoked.',
-    );
-  }
-  const { code } = redeemed;
-  if (code.expires_at.getTime() <= Date.now())
-    throw new OAuthError('invalid_grant', 'The code expired.');
-  if (code.client_id !== form.client_id)
-    throw new OAuthError('invalid_grant', 'The code was issued to another client.');
-  if (code.redirect_uri !== form.redirect_uri) {
-    throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request.');
-  }
-  if (!verifierMatches(form.code_verifier!, code.code_challenge)) {
-    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge.');
-  }
-  if (form.resource !== code.resource || form.resource !== deps.resource) {
-    throw new OAuthError('invalid_target', 'resource differs from the authorization request.');
-  }
-  const accessToken = await deps.tokens.issue({
-    accountId: code.account_id,
-    clientId: code.client_id,
-    scope: code.scope,
-    codeHash,
-  });
-  return {
-    access_token: accessToken,
-    token_type: 'Bearer',
-    expires_in: accessTokenLifetimeSeconds,
-    scope: code.scope,
-  };
+  if (!given('resource')) throw new OAuthError('invalid_target', `resource must be ${resource}.`);
+  if (form.resource !== resource)
+    throw new OAuthError('invalid_target', `resource must be ${resource}.`);
+  const missing = required.filter((name) => !given(name));
+  if (missing.length > 0) throw new OAuthError('invalid_request', `Missing ${missing.join(', ')}.`);
+}
+
+/** Why the request is not from the code's own client, or null when every binding matches. */
+function bindingMismatch(code: OauthCodeRow, form: Readonly<Record<string, string>>) {
+  if (code.client_id !== form.client_id) return 'The code was issued to another client.';
+  if (code.redirect_uri !== form.redirect_uri)
+    return 'redirect_uri differs from the authorization request.';
+  if (code.resource !== form.resource) return 'resource differs from the authorization request.';
+  if (!verifierMatches(form.code_verifier!, code.code_challenge))
+    return 'code_verifier does not match the code_challenge.';
+  return null;
+}
+
+function refused(description: string) {
+  return { kind: 'refused' as const, error: new OAuthError('invalid_grant', description) };
 }
 
 /** RFC 7636: a 43–128 character verifier whose S256 is the challenge. */

@@ -263,7 +263,8 @@ describeEachBackend(
           ],
           ['another client', (f) => ({ ...f, client_id: 'atelier-other' }), 'invalid_client'],
           ['another resource', (f) => ({ ...f, resource: `${t.url}/other` }), 'invalid_target'],
-          ['a missing field', ({ resource: _r, ...f }) => f, 'invalid_request'],
+          ['a missing field', ({ code_verifier: _v, ...f }) => f, 'invalid_request'],
+          ['a missing resource', ({ resource: _r, ...f }) => f, 'invalid_target'],
           [
             'another grant type',
             (f) => ({ ...f, grant_type: 'refresh_token' }),

@@ -19,11 +19,10 @@ export function checkScope(ctx: AuthorizeContext): void {
   if (scope !== ctx.scope) throw new OAuthError('invalid_scope', `scope must be ${ctx.scope}.`);
 }
 
-/** resource is the exact MCP resource URI (RFC 8707). */
+/** resource is the exact MCP resource URI: missing or another, RFC 8707's invalid_target. */
 export function checkResource(ctx: AuthorizeContext): void {
   const resource = ctx.params.resource;
-  if (resource === undefined) throw new OAuthError('invalid_request', 'resource is required.');
-  if (resource !== ctx.resource)
+  if (resource === undefined || resource !== ctx.resource)
     throw new OAuthError('invalid_target', `resource must be ${ctx.resource}.`);
 }
 
