@@ -24,7 +24,17 @@ export interface ConsentContext {
     client_name: string;
     client_uri: string | null;
     logo_uri: string | null;
+    /** Configured by this deployment's operator; false for a Client ID Metadata Document. */
+    verified: boolean;
+    /** The host that published a metadata-document client's `client_id` (null if configured). */
+    client_id_host: string | null;
+    /** The host the browser is sent back to after the decision. */
+    redirect_host: string;
+    /** The callback is on this computer (a loopback address): an app running locally. */
+    loopback_redirect: boolean;
   };
+  /** What the person should know before deciding, most important first. */
+  notices: ConsentNotice[];
   permissions: Array<{ scope: string; description: string }>;
   form: {
     action: string;
@@ -35,6 +45,12 @@ export interface ConsentContext {
     csrfParameterName: string;
     csrfToken: string;
   };
+}
+
+export interface ConsentNotice {
+  kind: 'impersonation' | 'unverified-client' | 'loopback-redirect';
+  severity: 'warning' | 'info';
+  message: string;
 }
 
 export interface FlowDeps {
@@ -111,13 +127,27 @@ export class AuthorizationFlow {
     const { pending, client } = await this.#pendingFor(session, query.client_id, query.state);
     if (query.scope !== pending.scope)
       throw new OAuthError('invalid_request', `scope must be ${pending.scope}.`, false);
+    const redirect = new URL(pending.redirect_uri);
+    const verified = client.source === 'configured';
+    const clientIdHost = verified ? null : new URL(client.clientId).host;
+    const loopback = isLoopback(redirect.hostname);
     return {
       client: {
         client_id: client.clientId,
         client_name: client.name,
         client_uri: client.clientUri,
         logo_uri: client.logoUri,
+        verified,
+        client_id_host: clientIdHost,
+        redirect_host: redirect.host,
+        loopback_redirect: loopback,
       },
+      notices: consentNotices({
+        name: client.name,
+        clientIdHost,
+        impersonates: !verified && this.#d.clients.hasConfiguredName(client.name),
+        loopback,
+      }),
       permissions: [
         {
           scope: pending.scope,
@@ -145,7 +175,12 @@ export class AuthorizationFlow {
   async decide(session: BrowserSession, form: Readonly<Record<string, string>>): Promise<string> {
     const csrf = form[csrfParameterName];
     if (csrf === undefined || !constantTimeEqual(csrf, session.csrfToken)) {
-      throw new OAuthError('invalid_request', 'The form is stale or forged (CSRF token).', false);
+      throw new OAuthError(
+        'invalid_request',
+        'The form is stale or forged (CSRF token).',
+        false,
+        403,
+      );
     }
     const { pending, client } = await this.#pendingFor(session, form.client_id, form.state);
     await deletePendingAuthorization(this.#d.db, session.idHash);
@@ -186,21 +221,58 @@ export class AuthorizationFlow {
   ) {
     if (session.accountId === null) throw new OAuthError('access_denied', 'Sign in first.', false);
     const pending = await findPendingAuthorization(this.#d.db, session.idHash);
-    if (pending === undefined) {
+    // Another browser's request and one that never existed get the very same answer: which
+    // (client_id, state) pairs are pending elsewhere is nobody's business here.
+    if (pending === undefined || clientId !== pending.client_id || state !== pending.state) {
       throw new OAuthError(
         'invalid_request',
-        'No authorization is pending in this browser (or it expired).',
+        'This browser has no such pending authorization (or it expired): start again from your app.',
         false,
-      );
-    }
-    if (clientId !== pending.client_id || state !== pending.state) {
-      throw new OAuthError(
-        'invalid_request',
-        'client_id and state must match the pending authorization.',
-        false,
+        404,
       );
     }
     const client: OAuthClient = await this.#d.clients.resolve(pending.client_id);
     return { pending, client };
   }
+}
+
+/** `localhost`, 127.0.0.0/8 or ::1: a callback served by an app on this very computer. */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * The notices of the consent page. A metadata-document client names itself, so its name proves
+ * nothing: the host that published it is shown as not verified, and a name that a configured
+ * client uses is called out, so two clients with one name never look the same.
+ */
+function consentNotices(c: {
+  name: string;
+  clientIdHost: string | null;
+  impersonates: boolean;
+  loopback: boolean;
+}): ConsentNotice[] {
+  const notices: ConsentNotice[] = [];
+  if (c.impersonates) {
+    notices.push({
+      kind: 'impersonation',
+      severity: 'warning',
+      message: `“${c.name}” is also the name of an app this server trusts, but this request comes from ${c.clientIdHost}, not from that app. Deny unless you expected it.`,
+    });
+  }
+  if (c.clientIdHost !== null) {
+    notices.push({
+      kind: 'unverified-client',
+      severity: 'warning',
+      message: `This app describes itself from ${c.clientIdHost}; Atelier has not verified who runs it.`,
+    });
+  }
+  if (c.loopback) {
+    notices.push({
+      kind: 'loopback-redirect',
+      severity: 'info',
+      message: 'You will be sent back to an app running on this computer.',
+    });
+  }
+  return notices;
 }

@@ -54,6 +54,17 @@ export class ClientRegistry {
     this.#documents = documents;
   }
 
+  /**
+   * Whether a configured client is called `name`, compared as a person reads it (case, width
+   * and spacing folded), so a metadata document cannot pass for one.
+   */
+  hasConfiguredName(name: string): boolean {
+    const wanted = readableName(name);
+    for (const client of this.#configured.values())
+      if (readableName(client.name) === wanted) return true;
+    return false;
+  }
+
   async resolve(clientId: string): Promise<OAuthClient> {
     const configured = this.#configured.get(clientId);
     if (configured !== undefined) return configured;
@@ -62,4 +73,8 @@ export class ClientRegistry {
     // An arbitrary opaque client ID is not assumed registered (spec §5.4 rule 1).
     throw new OAuthError('invalid_client', 'Unknown client_id.', false);
   }
+}
+
+function readableName(name: string): string {
+  return name.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
 }

@@ -86,7 +86,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     if (!(error instanceof OAuthError)) throw error;
     if (!error.redirectable || redirect === undefined) {
       return noStore(reply)
-        .code(400)
+        .code(error.status)
         .type('text/html; charset=utf-8')
         .send(errorPage('This sign-in request cannot continue', error.message));
     }
@@ -127,7 +127,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     try {
       return await o.flow.context(session, singleValued(request.query));
     } catch (error) {
-      if (error instanceof OAuthError) return reply.code(400).send(oauthErrorBody(error));
+      if (error instanceof OAuthError) return reply.code(error.status).send(oauthErrorBody(error));
       throw error;
     }
   });
@@ -137,7 +137,7 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     const session = await currentSession(request, o.sessions, oauth);
     try {
       if (!fromOwnOrigin(request, publicOrigin, { required: false, opaqueAllowed: true }))
-        throw new OAuthError('invalid_request', 'Foreign origin.', false);
+        throw new OAuthError('invalid_request', 'Foreign origin.', false, 403);
       if (session === null)
         throw new OAuthError(
           'access_denied',
@@ -186,6 +186,13 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
         });
       }
       const session = await currentSession(request, o.sessions, oauth);
+      // Spec §4.4: only a pending anonymous session signs in; a signed-in one keeps its identity.
+      if (session !== null && session.accountId !== null) {
+        return reply.code(409).send({
+          error: 'invalid_request',
+          error_description: 'This browser is already signed in; sign out first to switch.',
+        });
+      }
       if (session === null || !(await o.flow.hasPending(session))) {
         return reply.code(400).send({
           error: 'invalid_request',

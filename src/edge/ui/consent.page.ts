@@ -33,7 +33,10 @@ const page = pageShell(
   <h1>Atelier</h1>
   <section id="consent" data-testid="consent" hidden>
     <p><strong id="client-name"></strong> wants to use Atelier as you.</p>
+    <p id="client-identity" class="detail"></p>
+    <div id="notices"></div>
     <ul id="permissions"></ul>
+    <p id="redirect" class="detail"></p>
     <form id="decision" method="post">
       <input type="hidden" name="client_id">
       <input type="hidden" name="state">

@@ -473,10 +473,10 @@ describeEachBackend(
         });
       const approve = { client_id: form.clientId!, state: form.state!, scope: form.approveScope! };
 
-      assert.equal((await decide(aliceBrowser, approve)).status, 400, 'no CSRF token');
+      assert.equal((await decide(aliceBrowser, approve)).status, 403, 'no CSRF token');
       assert.equal(
         (await decide(aliceBrowser, { ...approve, csrf_token: 'forged' })).status,
-        400,
+        403,
         'wrong CSRF token',
       );
       assert.equal(
@@ -487,7 +487,7 @@ describeEachBackend(
             'https://evil.example',
           )
         ).status,
-        400,
+        403,
         'foreign Origin',
       );
       // Bob, signed in in his own browser, cannot decide Alice's pending authorization.
@@ -499,15 +499,26 @@ describeEachBackend(
       const { csrf } = (await (await bobBrowser.request(`${t.url}/auth/session`)).json()) as {
         csrf: { token: string };
       };
-      assert.equal(
-        (await decide(bobBrowser, { ...approve, csrf_token: csrf.token })).status,
-        400,
-        "another user's pending request",
+      // Answered exactly like a request that never existed: the same 404 and the same words.
+      const unknown = { client_id: clientId, state: 'never-issued' };
+      const answers = await Promise.all(
+        [
+          decide(bobBrowser, { ...approve, csrf_token: csrf.token }),
+          decide(bobBrowser, { ...approve, ...unknown, csrf_token: csrf.token }),
+        ].map(async (r) => [(await r).status, await (await r).text()]),
       );
-      assert.equal(
-        (await bobBrowser.request(`${t.url}/oauth/consent/context${resumed.search}`)).status,
-        400,
+      assert.equal(answers[0]![0], 404, "another user's pending request");
+      assert.deepEqual(answers[0], answers[1]);
+      const contexts = await Promise.all(
+        [resumed.search, `?${new URLSearchParams({ ...unknown, scope: 'mcp:access' })}`].map(
+          async (query) => {
+            const r = await bobBrowser.request(`${t.url}/oauth/consent/context${query}`);
+            return [r.status, await r.json()];
+          },
+        ),
       );
+      assert.equal(contexts[0]![0], 404);
+      assert.deepEqual(contexts[0], contexts[1]);
       // Alice still can.
       const ok = await decide(aliceBrowser, { ...approve, csrf_token: form.csrfToken! });
       assert.equal(ok.status, 303);

@@ -6,6 +6,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
+import { documentHost } from '../../helpers/document-host.ts';
 import { freePort } from '../../helpers/net.ts';
 import { authorizeUrl, exchangeWithOauth4webapi, newPkce } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -34,19 +35,28 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
   let browser: Browser;
   let database: Database;
   let t: TestApp;
+  let host: Awaited<ReturnType<typeof documentHost>>;
   before(async () => {
     browser = await launchChromium();
     database = await createTestDatabase('pglite');
-    t = await startTestApp(database);
+    host = await documentHost((base) => ({
+      '/impostor.json': {
+        client_id: `${base}/impostor.json`,
+        client_name: 'MCP Inspector and local tools',
+        redirect_uris: ['http://localhost/oauth/callback'],
+      },
+    }));
+    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
   });
   after(async () => {
     await browser?.close();
     await t?.close();
+    await host?.close();
     await database?.close();
   });
 
   /** A person with a sign-in, a callback server, and a page signed in and showing consent. */
-  const openConsent = async (ctx: TestContext, email: string) => {
+  const openConsent = async (ctx: TestContext, email: string, clientId = 'atelier-local-tools') => {
     const { account } = await seedAccount(t.app);
     await t.app.services.identityProvider!.addUser({
       accountId: account.id,
@@ -58,9 +68,7 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     const page = await browser.newPage();
     ctx.after(() => page.close());
     const pkce = await newPkce();
-    await page.goto(
-      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri: callback.uri, pkce }),
-    );
+    await page.goto(authorizeUrl(t.url, { clientId, redirectUri: callback.uri, pkce }));
     assert.equal(new URL(page.url()).pathname, '/login');
     await page.fill('input[name=email]', email);
     await page.fill('input[name=password]', 'a browser password');
@@ -73,6 +81,16 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     const { account, callback, page, pkce } = await openConsent(ctx, 'agent-owner@example.test');
     assert.equal(new URL(page.url()).pathname, '/consent');
     assert.equal(await page.textContent('#client-name'), 'MCP Inspector and local tools');
+    assert.match(
+      (await page.textContent('#client-identity'))!,
+      /operator · client ID atelier-local-tools/,
+    );
+    assert.match((await page.textContent('#redirect'))!, /goes back to localhost:\d+/);
+    assert.match(
+      (await page.textContent('[data-kind=loopback-redirect]'))!,
+      /an app running on this computer/,
+    );
+    assert.equal(await page.$('[data-kind=impersonation]'), null);
     const csp = (await page.request.get(page.url())).headers()['content-security-policy'] ?? '';
     assert.match(csp, /frame-ancestors 'none'/);
     await page.click('#approve');
@@ -97,5 +115,16 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     await page.click('#deny');
     await page.waitForURL((url) => url.href.startsWith(callback.uri));
     assert.equal(callback.hits.at(-1)!.searchParams.get('error'), 'access_denied');
+  });
+
+  it('a metadata-document client with a trusted name is shown with its host and a warning', async (ctx) => {
+    const { page } = await openConsent(ctx, 'careful@example.test', `${host.base}/impostor.json`);
+    assert.equal(await page.textContent('#client-name'), 'MCP Inspector and local tools');
+    const identity = (await page.textContent('#client-identity'))!;
+    assert.match(identity, new RegExp(`Published at ${new URL(host.base).host}`));
+    assert.match(identity, /not verified by Atelier/);
+    const warning = page.locator('[data-kind=impersonation]');
+    assert.equal(await warning.getAttribute('role'), 'alert');
+    assert.match((await warning.textContent())!, /also the name of an app this server trusts/);
   });
 });

@@ -1,4 +1,5 @@
 import type { ClientRegistry } from '../clients.ts';
+import { OAuthError } from '../oauth-error.ts';
 import type {
   AuthorizationRequest,
   AuthorizeContext,
@@ -15,7 +16,11 @@ import {
 
 /**
  * The checks of `GET /oauth/authorize`, in order. The first two establish whom an error may be
- * sent to; until they pass, every error is shown, never redirected.
+ * sent to; until they pass, every error is shown, never redirected. Even then only a client
+ * this deployment configured gets its errors redirected: a Client ID Metadata Document names
+ * redirect URIs chosen by whoever published it, so redirecting there before the person has
+ * signed in and seen the consent page would make Atelier an open redirector (RFC 9700
+ * §4.11.2).
  */
 export async function validateAuthorizationRequest(
   params: AuthorizeParams,
@@ -24,10 +29,15 @@ export async function validateAuthorizationRequest(
   const ctx: AuthorizeContext = { params, resource: deps.resource, scope: deps.scope };
   await checkClient(ctx, deps.clients);
   checkRedirectUri(ctx);
-  checkResponseTypeAndState(ctx);
-  checkScope(ctx);
-  checkResource(ctx);
-  checkPkce(ctx);
+  try {
+    checkResponseTypeAndState(ctx);
+    checkScope(ctx);
+    checkResource(ctx);
+    checkPkce(ctx);
+  } catch (error) {
+    if (error instanceof OAuthError && ctx.client!.source !== 'configured') throw error.shown();
+    throw error;
+  }
   return {
     client: ctx.client!,
     redirectUri: params.redirect_uri!,

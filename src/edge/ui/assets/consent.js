@@ -24,7 +24,22 @@ async function show() {
     say(context.error_description ?? 'This request cannot continue.');
     return;
   }
-  $('client-name').textContent = context.client.client_name;
+  const { client } = context;
+  $('client-name').textContent = client.client_name;
+  // Who is asking, so that two clients with one name never look the same.
+  $('client-identity').textContent = client.verified
+    ? `Set up by this server’s operator · client ID ${client.client_id}`
+    : `Published at ${client.client_id_host} (not verified by Atelier) · ${client.client_id}`;
+  for (const notice of context.notices) {
+    const line = document.createElement('p');
+    line.className = `notice ${notice.severity}`;
+    line.dataset.kind = notice.kind;
+    if (notice.severity === 'warning') line.setAttribute('role', 'alert');
+    line.textContent = notice.message;
+    $('notices').append(line);
+  }
+  $('redirect').textContent =
+    `After you decide, your browser goes back to ${client.redirect_host}.`;
   for (const permission of context.permissions) {
     const item = document.createElement('li');
     item.textContent = permission.description;
