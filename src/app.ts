@@ -20,8 +20,12 @@ import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
 import { DatabaseRateLimitWindows, type SharedWindows } from './services/rate-limit-windows.ts';
+import { every } from './shared/periodic.ts';
 import { findPendingAuthorization } from './store/oauth.store.ts';
 import { RedisRateLimitWindows } from './store/redis-rate-limit.store.ts';
+
+/** How often each API node deletes expired sessions, pending authorizations and codes. */
+const oauthSweepMs = 5 * 60_000; // 5 minutes
 
 /** What the app takes beyond the core's overrides. */
 export interface AppOverrides extends CoreOverrides {
@@ -98,6 +102,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await http.register(cookie);
     await http.register(formbody);
     await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });
+    const sweeper = every(oauthSweepMs, async () => {
+      try {
+        const deleted = await core.oauth.sessions.sweepExpired();
+        http.log.debug({ deleted }, 'expired sign-in state swept');
+      } catch (error) {
+        http.log.warn(
+          { err: error },
+          'expired sign-in state could not be swept; trying again later',
+        );
+      }
+    });
+    http.addHook('onClose', async () => sweeper.stop());
     await http.register(mcpRoutes, {
       services: core.services,
       tokens: core.oauth.tokens,

@@ -199,7 +199,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, ...overrides.cimdFetch })
         : null;
     const clients = new ClientRegistry(config.oauth.clients, documents);
-    const sessions = new BrowserSessions(db);
+    const sessions = new BrowserSessions(db, { maxAgeMs: config.oauth.sessionMaxAgeMs });
     const scope = 'mcp:access';
     const { issuer, resource } = config.oauth;
     const tokens = new AccessTokens({ db, keys: oauthKeys, issuer, resource, scope, clock });

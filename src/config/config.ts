@@ -108,6 +108,8 @@ export interface OauthConfig {
   readonly cimdHosts: readonly string[] | '*';
   /** Cookies get `Secure` and the `__Host-` prefix unless the public URL is plain-http localhost. */
   readonly secureCookies: boolean;
+  /** A browser session ends this long after it began, however active (besides 30 min idle). */
+  readonly sessionMaxAgeMs: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -191,6 +193,7 @@ const schema = z.object({
       }),
     ),
   ),
+  BROWSER_SESSION_MAX_AGE_SECONDS: wholeNumber(60, 30 * 86_400),
   OAUTH_CIMD_HOSTS: z
     .string()
     .regex(
@@ -247,6 +250,7 @@ const defaults = {
   ...deploymentDefaults,
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',
+  BROWSER_SESSION_MAX_AGE_SECONDS: String(12 * 3600), // 12 hours, however active
   IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
 } as const;
 
@@ -341,6 +345,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
           ? '*'
           : values.OAUTH_CIMD_HOSTS.split(',').filter((h) => h !== ''),
       secureCookies: !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(values.PUBLIC_URL),
+      sessionMaxAgeMs: values.BROWSER_SESSION_MAX_AGE_SECONDS * 1000,
     },
     identity: {
       builtin: values.IDP_ISSUER === undefined,

@@ -24,19 +24,72 @@ export async function insertSession(
     .execute();
 }
 
-/** A session active within `idleMs`; touching it extends the inactivity window. */
+/** How long a browser session lives: idle for `idleMs`, or `maxAgeMs` after it began. */
+export interface SessionLifetime {
+  readonly idleMs: number;
+  readonly maxAgeMs: number;
+}
+
+const ago = (ms: number) => sql<Date>`now() - ${ms} * interval '1 millisecond'`;
+
+/** A session still alive; touching it extends the inactivity window (never the absolute one). */
 export async function touchSession(
   q: Queryable,
   idHash: string,
-  idleMs: number,
+  lifetime: SessionLifetime,
 ): Promise<BrowserSessionRow | undefined> {
   return q
     .updateTable('browser_sessions')
     .set({ last_active_at: sql<Date>`now()` })
     .where('id_hash', '=', idHash)
-    .where('last_active_at', '>', sql<Date>`now() - ${idleMs} * interval '1 millisecond'`)
+    .where('last_active_at', '>', ago(lifetime.idleMs))
+    .where('created_at', '>', ago(lifetime.maxAgeMs))
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Forgets what can no longer be used: ended sessions (their pending authorizations go with
+ * them), expired pending authorizations, expired codes and expired tokens. A code's replay
+ * after its expiry is then "unknown" rather than a revocation, which changes nothing: an
+ * expired code gives nothing either way.
+ */
+export async function deleteExpiredAuthorizationState(
+  db: Db,
+  lifetime: SessionLifetime,
+): Promise<{ sessions: number; pending: number; codes: number; tokens: number }> {
+  const count = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
+  return db.transaction().execute(async (trx) => ({
+    sessions: count(
+      await trx
+        .deleteFrom('browser_sessions')
+        .where((eb) =>
+          eb.or([
+            eb('last_active_at', '<=', ago(lifetime.idleMs)),
+            eb('created_at', '<=', ago(lifetime.maxAgeMs)),
+          ]),
+        )
+        .executeTakeFirst(),
+    ),
+    pending: count(
+      await trx
+        .deleteFrom('pending_authorizations')
+        .where('expires_at', '<=', sql<Date>`now()`)
+        .executeTakeFirst(),
+    ),
+    codes: count(
+      await trx
+        .deleteFrom('oauth_codes')
+        .where('expires_at', '<=', sql<Date>`now()`)
+        .executeTakeFirst(),
+    ),
+    tokens: count(
+      await trx
+        .deleteFrom('oauth_tokens')
+        .where('expires_at', '<=', sql<Date>`now()`)
+        .executeTakeFirst(),
+    ),
+  }));
 }
 
 export async function deleteSession(q: Queryable, idHash: string): Promise<void> {

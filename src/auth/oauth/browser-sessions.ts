@@ -1,9 +1,11 @@
 import { randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import {
+  deleteExpiredAuthorizationState,
   deleteSession,
   insertSession,
   rotateSession,
+  type SessionLifetime,
   touchSession,
 } from '../../store/oauth.store.ts';
 
@@ -19,14 +21,16 @@ export const sessionIdleMs = 30 * 60_000; // spec §8: 30 minutes of inactivity
 
 /**
  * Browser sessions of the sign-in and consent flow (spec §4.4). They authenticate only that
- * flow — never `/mcp` or `/graphql`. Stored as hashes; idle for 30 minutes means gone; sign-in
- * replaces the id (no session fixation).
+ * flow — never `/mcp` or `/graphql`. Stored as hashes; idle for 30 minutes, or older than
+ * `maxAgeMs` however active, means gone; sign-in replaces the id (no session fixation).
  */
 export class BrowserSessions {
   readonly #db: Db;
+  readonly #lifetime: SessionLifetime;
 
-  constructor(db: Db) {
+  constructor(db: Db, options: { maxAgeMs: number }) {
     this.#db = db;
+    this.#lifetime = { idleMs: sessionIdleMs, maxAgeMs: options.maxAgeMs };
   }
 
   async create(): Promise<BrowserSession> {
@@ -42,7 +46,7 @@ export class BrowserSessions {
   /** The live session behind a cookie value, extending its inactivity window. */
   async find(id: string | undefined): Promise<BrowserSession | null> {
     if (id === undefined || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
-    const row = await touchSession(this.#db, sha256Hex(id), sessionIdleMs);
+    const row = await touchSession(this.#db, sha256Hex(id), this.#lifetime);
     return row === undefined
       ? null
       : { id, idHash: row.id_hash, accountId: row.account_id, csrfToken: row.csrf_token };
@@ -61,6 +65,15 @@ export class BrowserSessions {
 
   async destroy(session: BrowserSession): Promise<void> {
     await deleteSession(this.#db, session.idHash);
+  }
+
+  /**
+   * Deletes ended sessions and the flow's other expired rows (pending authorizations, codes,
+   * tokens). Run periodically: every cookie-less `GET /oauth/authorize` writes rows that
+   * nobody may ever come back for.
+   */
+  sweepExpired() {
+    return deleteExpiredAuthorizationState(this.#db, this.#lifetime);
   }
 }
 

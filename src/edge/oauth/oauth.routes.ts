@@ -98,25 +98,30 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     return reply.redirect(back.href, 303);
   };
 
-  app.get('/oauth/authorize', async (request, reply) => {
-    const session = await currentSession(request, o.sessions, oauth);
-    let params: Record<string, string>;
-    try {
-      params = singleValued(request.query);
-      if (Object.keys(params).length === 0)
-        return noStore(reply).redirect(await o.flow.resume(session), 303);
-      const started = await o.flow.begin(params, session);
-      if (started.session !== session) setSessionCookie(reply, oauth, started.session);
-      return noStore(reply).redirect(started.location, 303);
-    } catch (error) {
-      const q = request.query as Record<string, unknown>;
-      const redirectable =
-        typeof q.redirect_uri === 'string'
-          ? { uri: q.redirect_uri, state: typeof q.state === 'string' ? q.state : undefined }
-          : undefined;
-      return authorizeError(reply, error, redirectable);
-    }
-  });
+  // Each cookie-less request writes a session and a pending authorization: counted per IP.
+  app.get(
+    '/oauth/authorize',
+    { onRequest: app.limits.auth('authorize') },
+    async (request, reply) => {
+      const session = await currentSession(request, o.sessions, oauth);
+      let params: Record<string, string>;
+      try {
+        params = singleValued(request.query);
+        if (Object.keys(params).length === 0)
+          return noStore(reply).redirect(await o.flow.resume(session), 303);
+        const started = await o.flow.begin(params, session);
+        if (started.session !== session) setSessionCookie(reply, oauth, started.session);
+        return noStore(reply).redirect(started.location, 303);
+      } catch (error) {
+        const q = request.query as Record<string, unknown>;
+        const redirectable =
+          typeof q.redirect_uri === 'string'
+            ? { uri: q.redirect_uri, state: typeof q.state === 'string' ? q.state : undefined }
+            : undefined;
+        return authorizeError(reply, error, redirectable);
+      }
+    },
+  );
 
   app.get('/oauth/consent/context', async (request, reply) => {
     noStore(reply);
