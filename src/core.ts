@@ -8,10 +8,8 @@ import { remoteIssuerKeys } from './auth/issuer-keys.ts';
 import { AccessTokens } from './auth/oauth/access-tokens.ts';
 import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
 import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
-import {
-  ClientMetadataDocuments,
-  type MetadataFetchOptions,
-} from './auth/oauth/client-metadata-documents.ts';
+import { ClientMetadataDocuments } from './auth/oauth/client-metadata-documents.ts';
+import type { MetadataFetchOptions } from './auth/oauth/client-metadata-fetch.ts';
 import { ClientRegistry } from './auth/oauth/clients.ts';
 import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
 import { SigningKeys } from './auth/signing-keys.ts';
@@ -61,8 +59,14 @@ export interface CoreOverrides {
   /** An open, migrated database the core uses but does not close. */
   database?: Database;
   clock?: Clock;
-  /** Tests only: let CIMD fetches reach a local HTTPS server. */
-  cimdFetch?: Pick<MetadataFetchOptions, 'allowPrivateAddresses' | 'ca'>;
+  /**
+   * Tests only: let CIMD fetches reach a local HTTPS server — with the address check off, or
+   * through it (test DNS answers, dialled at a local address).
+   */
+  cimdFetch?: Pick<
+    MetadataFetchOptions,
+    'allowPrivateAddresses' | 'ca' | 'resolveHost' | 'dialAddress'
+  >;
 }
 
 /** The authorization server for MCP clients, transport-free. */

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { generate } from 'selfsigned';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { freePort } from '../../helpers/net.ts';
+import { documentHost, redirectUri, startAuthorization } from '../../helpers/metadata-documents.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -14,76 +12,6 @@ import {
   TestBrowser,
 } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
-
-const redirectUri = 'http://localhost:41234/oauth/callback';
-
-/** An HTTPS host serving client metadata documents, as an agent's website would. */
-async function documentHost() {
-  const port = await freePort();
-  const base = `https://localhost:${port}`;
-  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
-  });
-  const hits = new Map<string, number>();
-  const documents: Record<string, (res: import('node:http').ServerResponse) => void> = {
-    '/good.json': (res) => {
-      res.setHeader('cache-control', 'max-age=60');
-      res.end(
-        JSON.stringify({
-          client_id: `${base}/good.json`,
-          client_name: 'Good Agent',
-          client_uri: 'https://agent.example',
-          redirect_uris: ['http://localhost/oauth/callback'],
-          token_endpoint_auth_method: 'none',
-        }),
-      );
-    },
-    '/liar.json': (res) =>
-      res.end(
-        JSON.stringify({
-          client_id: 'https://trusted.example/client.json',
-          client_name: 'Liar',
-          redirect_uris: [redirectUri],
-        }),
-      ),
-    '/redirect.json': (res) => {
-      res.statusCode = 302;
-      res.setHeader('location', `${base}/good.json`);
-      res.end();
-    },
-    '/big.json': (res) =>
-      res.end(
-        JSON.stringify({
-          client_id: `${base}/big.json`,
-          redirect_uris: [redirectUri],
-          padding: 'x'.repeat(20_000),
-        }),
-      ),
-    '/secret-client.json': (res) =>
-      res.end(
-        JSON.stringify({
-          client_id: `${base}/secret-client.json`,
-          redirect_uris: [redirectUri],
-          token_endpoint_auth_method: 'client_secret_basic',
-        }),
-      ),
-    '/no-redirects.json': (res) =>
-      res.end(JSON.stringify({ client_id: `${base}/no-redirects.json` })),
-  };
-  const server: Server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
-    hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
-    const serve = documents[req.url!];
-    if (serve === undefined) {
-      res.statusCode = 404;
-      res.end();
-    } else {
-      res.setHeader('content-type', 'application/json');
-      serve(res);
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(port, 'localhost', resolve));
-  return { base, ca: pems.cert, hits, close: () => new Promise((r) => server.close(r)) };
-}
 
 describe('Client ID Metadata Documents', () => {
   let database: Database;
@@ -101,15 +29,7 @@ describe('Client ID Metadata Documents', () => {
     await database.close();
   });
 
-  const start = (app: TestApp, clientId: string) =>
-    fetch(
-      authorizeUrl(app.url, {
-        clientId,
-        redirectUri,
-        pkce: { verifier: '', challenge: 'A'.repeat(43), state: 's' },
-      }),
-      { redirect: 'manual' },
-    );
+  const start = startAuthorization;
 
   it('a document naming its own URL is a client: the whole flow works with the URL as client_id', async () => {
     const { account } = await seedAccount(t.app);

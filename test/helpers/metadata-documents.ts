@@ -1,0 +1,101 @@
+import type { ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import { generate } from 'selfsigned';
+import type { TestApp } from './app.ts';
+import { freePort } from './net.ts';
+import { authorizeUrl } from './oauth-flow.ts';
+
+/** The redirect URI the test documents' clients use. */
+export const redirectUri = 'http://localhost:41234/oauth/callback';
+
+/** An HTTPS host serving client metadata documents, as an agent's website would. */
+export async function documentHost() {
+  const port = await freePort();
+  const base = `https://localhost:${port}`;
+  // *.agent.example: names that tests resolve to public addresses through the CIMD DNS port.
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 2, value: '*.agent.example' },
+        ],
+      },
+    ],
+  });
+  const hits = new Map<string, number>();
+  const documents: Record<string, (res: ServerResponse, self: string) => void> = {
+    // Names the URL it was fetched from, whichever host name that used.
+    '/good.json': (res, self) => {
+      res.setHeader('cache-control', 'max-age=60');
+      res.end(
+        JSON.stringify({
+          client_id: self,
+          client_name: 'Good Agent',
+          client_uri: 'https://agent.example',
+          redirect_uris: ['http://localhost/oauth/callback'],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    },
+    '/liar.json': (res) =>
+      res.end(
+        JSON.stringify({
+          client_id: 'https://trusted.example/client.json',
+          client_name: 'Liar',
+          redirect_uris: [redirectUri],
+        }),
+      ),
+    '/redirect.json': (res) => {
+      res.statusCode = 302;
+      res.setHeader('location', `${base}/good.json`);
+      res.end();
+    },
+    '/big.json': (res) =>
+      res.end(
+        JSON.stringify({
+          client_id: `${base}/big.json`,
+          redirect_uris: [redirectUri],
+          padding: 'x'.repeat(20_000),
+        }),
+      ),
+    '/secret-client.json': (res) =>
+      res.end(
+        JSON.stringify({
+          client_id: `${base}/secret-client.json`,
+          redirect_uris: [redirectUri],
+          token_endpoint_auth_method: 'client_secret_basic',
+        }),
+      ),
+    '/no-redirects.json': (res) =>
+      res.end(JSON.stringify({ client_id: `${base}/no-redirects.json` })),
+  };
+  const server: Server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
+    const host = req.headers.host!;
+    hits.set(`${host}${req.url}`, (hits.get(`${host}${req.url}`) ?? 0) + 1);
+    const serve = documents[req.url!];
+    if (serve === undefined) {
+      res.statusCode = 404;
+      res.end();
+    } else {
+      res.setHeader('content-type', 'application/json');
+      serve(res, `https://${host}${req.url}`);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { base, port, ca: pems.cert, hits, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** `GET /oauth/authorize` for `clientId`, as a browser would open it; redirects not followed. */
+export function startAuthorization(app: TestApp, clientId: string): Promise<Response> {
+  return fetch(
+    authorizeUrl(app.url, {
+      clientId,
+      redirectUri,
+      pkce: { verifier: '', challenge: 'A'.repeat(43), state: 's' },
+    }),
+    { redirect: 'manual' },
+  );
+}
