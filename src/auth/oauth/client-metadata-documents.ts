@@ -34,9 +34,9 @@ export class ClientMetadataDocuments {
   }
 
   async resolve(clientId: string): Promise<OAuthClient> {
+    const url = this.#checkUrl(clientId);
     const cached = this.#cache.get(clientId);
     if (cached !== undefined && cached.until > Date.now()) return cached.client;
-    const url = this.#checkUrl(clientId);
     const { body, cacheMs } = await fetchMetadataDocument(url, this.#o).catch((error: unknown) => {
       throw refused(`cannot be fetched (${(error as Error).message})`);
     });
@@ -50,7 +50,7 @@ export class ClientMetadataDocuments {
     try {
       url = new URL(clientId);
     } catch {
-      throw refused('is not a URL');
+      throw refusedId('is not a URL');
     }
     if (
       url.protocol !== 'https:' ||
@@ -59,15 +59,23 @@ export class ClientMetadataDocuments {
       url.hash !== '' ||
       url.pathname === '/'
     ) {
-      throw refused('must be an https URL with a path, without credentials or fragment');
+      throw refusedId('must be an https URL with a path, without credentials or fragment');
+    }
+    // One client, one spelling: a URL the parser rewrites (dot segments, encoded dots, case,
+    // a default port) would be a second client_id for the same document, and an empty query
+    // or fragment is kept by the parser but is not canonical either.
+    if (url.href !== clientId || /[?#]$/.test(clientId)) {
+      throw refusedId(
+        `is not in canonical form (no dot segments, default port, upper case or empty query): ${url.href.replace(/[?#]+$/, '')}`,
+      );
     }
     const hosts = this.#o.allowedHosts;
     if (hosts !== '*' && !hosts.includes(url.hostname))
-      throw refused('is on a host this server does not accept');
+      throw refusedId('is on a host this server does not accept');
     // A literal is connected to without a lookup, so it is checked here.
     const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const problem = isIP(literal) === 0 ? null : privateAddressProblem(literal);
-    if (problem !== null && !this.#o.allowPrivateAddresses) throw refused(`points at ${problem}`);
+    if (problem !== null && !this.#o.allowPrivateAddresses) throw refusedId(`points at ${problem}`);
     return url;
   }
 }
@@ -107,4 +115,9 @@ function parseDocument(clientId: string, body: string): OAuthClient {
 
 function refused(reason: string): OAuthError {
   return new OAuthError('invalid_client', `The client's metadata document ${reason}.`, false);
+}
+
+/** A client_id URL refused before anything is fetched. */
+function refusedId(reason: string): OAuthError {
+  return new OAuthError('invalid_client', `The client_id ${reason}.`, false);
 }

@@ -121,7 +121,9 @@ describeEachBackend('the CIMD address filter as in production', (backend) => {
       '[fe80::1]',
       '[2001:db8::1]',
     ]) {
-      const res = await startAuthorization(t, `https://${literal}:${host.port}/good.json`);
+      // Canonical spelling (::ffff:127.0.0.1 is written ::ffff:7f00:1), as a client_id must be.
+      const clientId = new URL(`https://${literal}:${host.port}/good.json`).href;
+      const res = await startAuthorization(t, clientId);
       assert.equal(res.status, 400, literal);
       assert.match(await res.text(), /points at a private address/, literal);
     }

@@ -82,6 +82,29 @@ describe('Client ID Metadata Documents', () => {
     });
   }
 
+  it('refuses a client_id that is not in canonical form, before any fetch', async () => {
+    const before = host.hits.get('/good.json') ?? 0;
+    const { port } = host;
+    for (const id of [
+      `https://localhost:${port}/x/../good.json`,
+      `https://localhost:${port}/./good.json`,
+      `https://localhost:${port}/%2e/good.json`,
+      `https://localhost:${port}/x/%2E%2E/good.json`,
+      `https://LOCALHOST:${port}/good.json`,
+      `https://localhost:0${port}/good.json`,
+      `https://localhost:443/good.json`,
+      `https://localhost:${port}/good.json?`,
+      `https://localhost:${port}/good.json#`,
+      `https://localhost:${port}\\good.json`,
+    ]) {
+      const res = await start(t, id);
+      assert.equal(res.status, 400, id);
+      assert.equal(res.headers.get('location'), null, id);
+      assert.match(await res.text(), /not in canonical form/, id);
+    }
+    assert.equal(host.hits.get('/good.json') ?? 0, before, 'nothing was fetched');
+  });
+
   it('does not cache failures', async () => {
     const before = host.hits.get('/liar.json') ?? 0;
     await start(t, `${host.base}/liar.json`);
