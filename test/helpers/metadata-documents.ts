@@ -85,7 +85,18 @@ export async function documentHost() {
     }
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { base, port, ca: pems.cert, hits, close: () => new Promise((r) => server.close(r)) };
+  /** Serves at `path` the JSON of what `document` gives for the URL it was fetched from. */
+  const serveJson = (path: string, document: (self: string) => unknown) => {
+    documents[path] = (res, self) => res.end(JSON.stringify(document(self)));
+  };
+  return {
+    base,
+    port,
+    ca: pems.cert,
+    hits,
+    serveJson,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 /** `GET /oauth/authorize` for `clientId`, as a browser would open it; redirects not followed. */

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isPublicHostname } from '../../shared/public-address.ts';
 import {
   fetchMetadataDocument,
   type MetadataFetchOptions,
@@ -80,13 +81,23 @@ export class ClientMetadataDocuments {
   }
 }
 
+/**
+ * A document becomes a client only if every field it sets is one Atelier can honour: a public
+ * client (no secret, `none` at the token endpoint — a secret published on the web is no
+ * secret) whose URLs are https on public hosts (they are shown on the consent page). A field
+ * that is present and wrong refuses the document rather than being dropped.
+ */
 function parseDocument(clientId: string, body: string): OAuthClient {
-  let doc: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    doc = JSON.parse(body) as Record<string, unknown>;
+    parsed = JSON.parse(body);
   } catch {
     throw refused('is not JSON');
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw refused('is not a JSON object');
+  }
+  const doc = parsed as Record<string, unknown>;
   if (doc.client_id !== clientId) throw refused('names another client_id than its own URL');
   const uris = doc.redirect_uris;
   if (
@@ -96,21 +107,45 @@ function parseDocument(clientId: string, body: string): OAuthClient {
   ) {
     throw refused('lists no valid redirect_uris');
   }
-  if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none') {
-    throw refused('asks for client authentication; only public clients (none) are supported');
+  for (const field of ['client_secret', 'client_secret_expires_at']) {
+    if (field in doc) throw refused(`holds a ${field}; only public clients are supported`);
   }
-  const text = (value: unknown) =>
-    typeof value === 'string' && value.length <= 500 ? value : null;
-  const https = (value: unknown) =>
-    typeof value === 'string' && value.startsWith('https://') ? value : null;
+  if ('token_endpoint_auth_method' in doc && doc.token_endpoint_auth_method !== 'none') {
+    throw refused(
+      `asks for token_endpoint_auth_method ${quote(doc.token_endpoint_auth_method)}; only public clients (none) are supported`,
+    );
+  }
+  for (const field of ['client_uri', 'logo_uri', 'jwks_uri']) {
+    if (field in doc && !isPublicHttpsUrl(doc[field])) {
+      throw refused(`has a ${field} that is not an https URL on a public host`);
+    }
+  }
+  const name = doc.client_name;
   return {
     clientId,
-    name: text(doc.client_name) ?? new URL(clientId).hostname,
+    name: typeof name === 'string' && name.length <= 500 ? name : new URL(clientId).hostname,
     redirectUris: uris as string[],
-    clientUri: https(doc.client_uri),
-    logoUri: https(doc.logo_uri),
+    clientUri: (doc.client_uri as string | undefined) ?? null,
+    logoUri: (doc.logo_uri as string | undefined) ?? null,
     source: 'metadata-document',
   };
+}
+
+function isPublicHttpsUrl(value: unknown): boolean {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (
+    url.protocol === 'https:' &&
+    url.username === '' &&
+    url.password === '' &&
+    isPublicHostname(url.hostname)
+  );
+}
+
+/** A document's value, short enough for an error page. */
+function quote(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 
 function refused(reason: string): OAuthError {
