@@ -85,15 +85,19 @@ export async function documentHost() {
     }
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  /** Serves at `path` the JSON of what `document` gives for the URL it was fetched from. */
-  const serveJson = (path: string, document: (self: string) => unknown) => {
-    documents[path] = (res, self) => res.end(JSON.stringify(document(self)));
+  /** Serves `path` with `handler`, given the URL the request was made for. */
+  const serve = (path: string, handler: (res: ServerResponse, self: string) => void) => {
+    documents[path] = handler;
   };
+  /** Serves at `path` the JSON of what `document` gives for the URL it was fetched from. */
+  const serveJson = (path: string, document: (self: string) => unknown) =>
+    serve(path, (res, self) => res.end(JSON.stringify(document(self))));
   return {
     base,
     port,
     ca: pems.cert,
     hits,
+    serve,
     serveJson,
     close: () => new Promise((r) => server.close(r)),
   };

@@ -23,12 +23,13 @@ interface Cached {
  * Client ID Metadata Documents (MCP authorization 2025-11-25): a client_id that is an HTTPS URL
  * names a JSON document describing the client. It is fetched with care — no redirects, a
  * short timeout, a small size cap, and every address the host resolves to must be public —
- * cached as its Cache-Control allows (failures are not cached), and accepted only if it names
- * the same URL as client_id and lists redirect URIs.
+ * fetched once for concurrent requests, cached as its Cache-Control allows (failures are not
+ * cached), and accepted only if it names the same URL as client_id and lists redirect URIs.
  */
 export class ClientMetadataDocuments {
   readonly #o: ClientMetadataOptions;
   readonly #cache = new Map<string, Cached>();
+  readonly #inFlight = new Map<string, Promise<OAuthClient>>();
 
   constructor(options: ClientMetadataOptions) {
     this.#o = options;
@@ -38,10 +39,22 @@ export class ClientMetadataDocuments {
     const url = this.#checkUrl(clientId);
     const cached = this.#cache.get(clientId);
     if (cached !== undefined && cached.until > Date.now()) return cached.client;
+    // Concurrent authorizations for one uncached client share one fetch (one request to the
+    // client's host, not one each); the entry goes when it settles, so a failure is not kept.
+    let pending = this.#inFlight.get(clientId);
+    if (pending === undefined) {
+      pending = this.#load(clientId, url).finally(() => this.#inFlight.delete(clientId));
+      this.#inFlight.set(clientId, pending);
+    }
+    return pending;
+  }
+
+  async #load(clientId: string, url: URL): Promise<OAuthClient> {
     const { body, cacheMs } = await fetchMetadataDocument(url, this.#o).catch((error: unknown) => {
       throw refused(`cannot be fetched (${(error as Error).message})`);
     });
     const client = parseDocument(clientId, body);
+    // Cached before the in-flight entry goes: a request arriving in between finds one or the other.
     if (cacheMs > 0) this.#cache.set(clientId, { client, until: Date.now() + cacheMs });
     return client;
   }
