@@ -32,10 +32,13 @@ export function classifyAddress(ip: string): AddressClass {
     if (!ipaddr.IPv4.isValidFourPartDecimal(ip)) return { public: false, range: 'invalid' };
     return classifyIPv4(ipaddr.IPv4.parse(ip));
   }
-  if (family !== 6 || ip.includes('%')) return { public: false, range: 'invalid' };
+  const asUrl = `http://[${ip}]/`;
+  if (family !== 6 || ip.includes('%') || !URL.canParse(asUrl)) {
+    return { public: false, range: 'invalid' };
+  }
   // WHATWG URL's parser writes the address canonically (::8.8.8.8 becomes ::808:808): ipaddr.js
   // alone would take that IPv4-compatible form for an IPv4-mapped one.
-  const address = ipaddr.IPv6.parse(new URL(`http://[${ip}]/`).hostname.slice(1, -1));
+  const address = ipaddr.IPv6.parse(new URL(asUrl).hostname.slice(1, -1));
   if (address.isIPv4MappedAddress()) {
     const inner = classifyIPv4(address.toIPv4Address());
     return inner.public ? inner : { public: false, range: `ipv4Mapped ${inner.range}` };
