@@ -8,8 +8,10 @@ import { remoteIssuerKeys } from './auth/issuer-keys.ts';
 import { AccessTokens } from './auth/oauth/access-tokens.ts';
 import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
 import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
-import { ClientMetadataDocuments } from './auth/oauth/client-metadata-documents.ts';
-import type { MetadataFetchOptions } from './auth/oauth/client-metadata-fetch.ts';
+import {
+  ClientMetadataDocuments,
+  type ClientMetadataOptions,
+} from './auth/oauth/client-metadata-documents.ts';
 import { ClientRegistry } from './auth/oauth/clients.ts';
 import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
 import { SigningKeys } from './auth/signing-keys.ts';
@@ -64,8 +66,8 @@ export interface CoreOverrides {
    * through it (test DNS answers, dialled at a local address).
    */
   cimdFetch?: Pick<
-    MetadataFetchOptions,
-    'allowPrivateAddresses' | 'ca' | 'resolveHost' | 'dialAddress'
+    ClientMetadataOptions,
+    'allowPrivateAddresses' | 'ca' | 'resolveHost' | 'dialAddress' | 'maxCached'
   >;
 }
 
@@ -200,7 +202,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     const { cimdHosts } = config.oauth;
     const documents =
       cimdHosts === '*' || cimdHosts.length > 0
-        ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, ...overrides.cimdFetch })
+        ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, clock, ...overrides.cimdFetch })
         : null;
     const clients = new ClientRegistry(config.oauth.clients, documents);
     const sessions = new BrowserSessions(db, { maxAgeMs: config.oauth.sessionMaxAgeMs });

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { type Clock, systemClock } from '../../shared/clock.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
 import {
   fetchMetadataDocument,
@@ -12,7 +13,14 @@ import { OAuthError } from './oauth-error.ts';
 export interface ClientMetadataOptions extends MetadataFetchOptions {
   /** `*` (any public host) or the hosts whose documents are accepted. */
   allowedHosts: readonly string[] | '*';
+  clock?: Clock;
+  /** Documents kept at most; the oldest goes first. */
+  maxCached?: number;
 }
+
+// Any public host may serve documents by default, so the cache must not grow with whatever
+// client_ids a stranger invents: a thousand clients is far more than one server meets.
+const defaultMaxCached = 1_000;
 
 interface Cached {
   client: OAuthClient;
@@ -24,7 +32,8 @@ interface Cached {
  * names a JSON document describing the client. It is fetched with care — no redirects, a
  * short timeout, a small size cap, and every address the host resolves to must be public —
  * fetched once for concurrent requests, cached as its Cache-Control allows (failures are not
- * cached), and accepted only if it names the same URL as client_id and lists redirect URIs.
+ * cached; a bounded number of documents), and accepted only if it names the same URL as
+ * client_id and lists redirect URIs.
  */
 export class ClientMetadataDocuments {
   readonly #o: ClientMetadataOptions;
@@ -38,7 +47,7 @@ export class ClientMetadataDocuments {
   async resolve(clientId: string): Promise<OAuthClient> {
     const url = this.#checkUrl(clientId);
     const cached = this.#cache.get(clientId);
-    if (cached !== undefined && cached.until > Date.now()) return cached.client;
+    if (cached !== undefined && cached.until > this.#now()) return cached.client;
     // Concurrent authorizations for one uncached client share one fetch (one request to the
     // client's host, not one each); the entry goes when it settles, so a failure is not kept.
     let pending = this.#inFlight.get(clientId);
@@ -55,8 +64,22 @@ export class ClientMetadataDocuments {
     });
     const client = parseDocument(clientId, body);
     // Cached before the in-flight entry goes: a request arriving in between finds one or the other.
-    if (cacheMs > 0) this.#cache.set(clientId, { client, until: Date.now() + cacheMs });
+    if (cacheMs > 0) this.#remember(clientId, { client, until: this.#now() + cacheMs });
     return client;
+  }
+
+  #remember(clientId: string, entry: Cached): void {
+    this.#cache.delete(clientId); // re-inserted last: a Map iterates oldest first
+    const max = this.#o.maxCached ?? defaultMaxCached;
+    for (const oldest of this.#cache.keys()) {
+      if (this.#cache.size < max) break;
+      this.#cache.delete(oldest);
+    }
+    this.#cache.set(clientId, entry);
+  }
+
+  #now(): number {
+    return (this.#o.clock ?? systemClock).now().getTime();
   }
 
   #checkUrl(clientId: string): URL {
