@@ -34,8 +34,8 @@ const maxCacheMs = 86_400_000; // a day at most, whatever the document says
 const defaultCacheMs = 300_000; // five minutes when it says nothing
 
 /**
- * Why an address literal may not be fetched from, or null when it may: every special-purpose
- * range of both families is refused (shared/public-address.ts).
+ * Why an address literal written in a URL may not be fetched from, or null when it may: every
+ * special-purpose range of both families is refused (shared/public-address.ts).
  */
 export function privateAddressProblem(address: string): string | null {
   const verdict = classifyAddress(address);
@@ -114,8 +114,12 @@ function checkedLookup(options: MetadataFetchOptions): LookupFunction {
     const resolved = await resolveHost(hostname);
     if (options.allowPrivateAddresses !== true) {
       for (const { address } of resolved) {
-        const problem = privateAddressProblem(address);
-        if (problem !== null) throw new Error(`${hostname} resolves to ${problem}`);
+        // The range, not the address: a name in this server's own DNS may be internal, and
+        // the error page is shown to whoever asked.
+        const verdict = classifyAddress(address);
+        if (!verdict.public) {
+          throw new Error(`${hostname} resolves to a private address (${verdict.range})`);
+        }
       }
     }
     const usable = resolved
