@@ -92,10 +92,20 @@ export async function documentHost() {
   /** Serves at `path` the JSON of what `document` gives for the URL it was fetched from. */
   const serveJson = (path: string, document: (self: string) => unknown) =>
     serve(path, (res, self) => res.end(JSON.stringify(document(self))));
+  /**
+   * CIMD fetch overrides that keep the production address filter on: every name resolves to a
+   * public address (as a client's website would), and the address that passed is dialled here.
+   */
+  const publicNetwork = {
+    ca: pems.cert,
+    resolveHost: async () => [{ address: '93.184.215.14', family: 4 }],
+    dialAddress: () => '127.0.0.1',
+  };
   return {
     base,
     port,
     ca: pems.cert,
+    publicNetwork,
     hits,
     serve,
     serveJson,

@@ -22,7 +22,7 @@ describeEachBackend('the Client ID Metadata Document cache', (backend) => {
     }
     t = await startTestApp(database, {
       clock,
-      cimdFetch: { allowPrivateAddresses: true, ca: host.ca, maxCached: 2 },
+      cimdFetch: { ...host.publicNetwork, maxCached: 2 },
     });
   });
   after(async () => {

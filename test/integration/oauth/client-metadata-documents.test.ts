@@ -20,8 +20,9 @@ describe('Client ID Metadata Documents', () => {
   before(async () => {
     database = await createTestDatabase('pglite');
     host = await documentHost();
-    // Only tests may reach loopback; the production fetcher refuses it (see below).
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
+    // The production address filter stays on: the test DNS answers a public address, which is
+    // dialled at the local host (real DNS for localhost is refused, see below).
+    t = await startTestApp(database, { cimdFetch: host.publicNetwork });
   });
   after(async () => {
     await t.close();
@@ -138,7 +139,7 @@ describe('Client ID Metadata Documents', () => {
   it('follows the deployment policy: an allowlist of hosts, or off; opaque IDs are never clients', async () => {
     const listed = await startTestApp(database, {
       env: { OAUTH_CIMD_HOSTS: 'agents.example.com' },
-      cimdFetch: { allowPrivateAddresses: true, ca: host.ca },
+      cimdFetch: host.publicNetwork,
     });
     const off = await startTestApp(database, { env: { OAUTH_CIMD_HOSTS: '' } });
     try {

@@ -99,7 +99,7 @@ describeEachBackend('Client ID Metadata Document fields', (backend) => {
         token_endpoint_auth_method: 'none',
       }),
     );
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
+    t = await startTestApp(database, { cimdFetch: host.publicNetwork });
   });
   after(async () => {
     await t.close();

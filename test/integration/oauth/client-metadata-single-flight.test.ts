@@ -16,7 +16,7 @@ describeEachBackend('Client ID Metadata Documents, fetched once', (backend) => {
   before(async () => {
     database = await createTestDatabase(backend);
     host = await documentHost();
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
+    t = await startTestApp(database, { cimdFetch: host.publicNetwork });
   });
   after(async () => {
     await t.close();

@@ -86,8 +86,15 @@ describe('the MCP SDK client authorizes against Atelier', () => {
         }),
       );
     });
-    await new Promise<void>((resolve) => documentServer.listen(port, 'localhost', resolve));
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: pems.cert } });
+    await new Promise<void>((resolve) => documentServer.listen(port, '127.0.0.1', resolve));
+    // The address filter stays on: "localhost" resolves to a public address, dialled locally.
+    t = await startTestApp(database, {
+      cimdFetch: {
+        ca: pems.cert,
+        resolveHost: async () => [{ address: '93.184.215.14', family: 4 }],
+        dialAddress: () => '127.0.0.1',
+      },
+    });
   });
   after(async () => {
     await t.close();

@@ -65,7 +65,9 @@ describe('outbound timeouts', () => {
     new ClientMetadataDocuments({
       allowedHosts: '*',
       timeoutMs: 400,
-      allowPrivateAddresses: true,
+      // The address filter stays on: the name resolves to a public address, dialled locally.
+      resolveHost: async () => [{ address: '93.184.215.14', family: 4 }],
+      dialAddress: () => '127.0.0.1',
       ca,
     });
 
