@@ -62,13 +62,10 @@ export interface CoreOverrides {
   database?: Database;
   clock?: Clock;
   /**
-   * Tests only: let CIMD fetches reach a local HTTPS server — with the address check off, or
-   * through it (test DNS answers, dialled at a local address).
+   * Tests only: let CIMD fetches reach a local HTTPS server through the address check (test
+   * DNS answers, the checked address dialled locally), and size the cache.
    */
-  cimdFetch?: Pick<
-    ClientMetadataOptions,
-    'allowPrivateAddresses' | 'ca' | 'resolveHost' | 'dialAddress' | 'maxCached'
-  >;
+  cimdFetch?: Pick<ClientMetadataOptions, 'ca' | 'resolveHost' | 'dialAddress' | 'maxCached'>;
 }
 
 /** The authorization server for MCP clients, transport-free. */

@@ -112,7 +112,7 @@ export class ClientMetadataDocuments {
     // A literal is connected to without a lookup, so it is checked here.
     const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const problem = isIP(literal) === 0 ? null : privateAddressProblem(literal);
-    if (problem !== null && !this.#o.allowPrivateAddresses) throw refusedId(`points at ${problem}`);
+    if (problem !== null) throw refusedId(`points at ${problem}`);
     return url;
   }
 }

@@ -14,12 +14,13 @@ export interface MetadataFetchOptions {
   timeoutMs?: number;
   maxBytes?: number;
   resolveHost?: ResolveHost;
-  /** Tests only: let the fetch reach loopback, and trust this CA. */
-  allowPrivateAddresses?: boolean;
+  /** Tests only: trust this CA. */
   ca?: string;
   /**
    * Tests only: the address dialled for one that passed the check, so that a test's public
-   * addresses can reach a local server. Production dials the checked address itself.
+   * addresses can reach a local server. Production dials the checked address itself. There is
+   * deliberately no way to turn the check off: tests that skipped it hid a bug that refused
+   * every IPv4 host.
    */
   dialAddress?: (checked: string) => string;
 }
@@ -112,14 +113,12 @@ function checkedLookup(options: MetadataFetchOptions): LookupFunction {
   const dial = options.dialAddress ?? ((address: string) => address);
   const addressesOf = async (hostname: string, family: number): Promise<LookupAddress[]> => {
     const resolved = await resolveHost(hostname);
-    if (options.allowPrivateAddresses !== true) {
-      for (const { address } of resolved) {
-        // The range, not the address: a name in this server's own DNS may be internal, and
-        // the error page is shown to whoever asked.
-        const verdict = classifyAddress(address);
-        if (!verdict.public) {
-          throw new Error(`${hostname} resolves to a private address (${verdict.range})`);
-        }
+    for (const { address } of resolved) {
+      // The range, not the address: a name in this server's own DNS may be internal, and the
+      // error page is shown to whoever asked.
+      const verdict = classifyAddress(address);
+      if (!verdict.public) {
+        throw new Error(`${hostname} resolves to a private address (${verdict.range})`);
       }
     }
     const usable = resolved
