@@ -108,7 +108,7 @@ export function fetchMetadataDocument(
  * The socket's `lookup`: resolves, refuses the name if any address is not public (a name that
  * also points inside is not a client's website), and answers in the shape net asked for.
  */
-function checkedLookup(options: MetadataFetchOptions): LookupFunction {
+export function checkedLookup(options: MetadataFetchOptions): LookupFunction {
   const resolveHost = options.resolveHost ?? resolveWithDns;
   const dial = options.dialAddress ?? ((address: string) => address);
   const addressesOf = async (hostname: string, family: number): Promise<LookupAddress[]> => {
@@ -129,8 +129,8 @@ function checkedLookup(options: MetadataFetchOptions): LookupFunction {
     return usable;
   };
   return (hostname, lookupOptions, callback) => {
-    const family =
-      lookupOptions.family === 4 || lookupOptions.family === 6 ? lookupOptions.family : 0;
+    const asked = lookupOptions.family;
+    const family = asked === 4 || asked === 'IPv4' ? 4 : asked === 6 || asked === 'IPv6' ? 6 : 0;
     addressesOf(hostname, family).then(
       (addresses) => {
         if (lookupOptions.all) return callback(null, addresses);
