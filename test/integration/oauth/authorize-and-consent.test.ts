@@ -5,7 +5,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { documentHost } from '../../helpers/document-host.ts';
+import { documentHost } from '../../helpers/metadata-documents.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -22,18 +22,10 @@ const loopbackCallback = 'http://localhost:43300/oauth/callback';
 const httpsCallback = 'https://agent.example/oauth/callback';
 
 /** Client ID Metadata Documents: an honest agent, a namesake of it, and an impersonator. */
-const agentDocuments = (base: string) => {
-  const client = (path: string, name: string) => ({
-    client_id: `${base}${path}`,
-    client_name: name,
-    redirect_uris: ['http://localhost/oauth/callback', httpsCallback],
-    token_endpoint_auth_method: 'none',
-  });
-  return {
-    '/agent.json': client('/agent.json', 'Helpful Agent'),
-    '/namesake.json': client('/namesake.json', 'Helpful Agent'),
-    '/impostor.json': client('/impostor.json', '  mcp inspector AND Local   tools '),
-  };
+const agentDocuments: Record<string, string> = {
+  '/agent.json': 'Helpful Agent',
+  '/namesake.json': 'Helpful Agent',
+  '/impostor.json': '  mcp inspector AND Local   tools ',
 };
 
 describeEachBackend('the authorization endpoint and the consent page (issue 15)', (backend) => {
@@ -43,8 +35,16 @@ describeEachBackend('the authorization endpoint and the consent page (issue 15)'
   let people = 0;
   before(async () => {
     database = await createTestDatabase(backend);
-    host = await documentHost(agentDocuments);
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
+    host = await documentHost();
+    for (const [path, name] of Object.entries(agentDocuments)) {
+      host.serveJson(path, (self) => ({
+        client_id: self,
+        client_name: name,
+        redirect_uris: ['http://localhost/oauth/callback', httpsCallback],
+        token_endpoint_auth_method: 'none',
+      }));
+    }
+    t = await startTestApp(database, { cimdFetch: host.publicNetwork });
   });
   after(async () => {
     await t.close();

@@ -6,7 +6,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { documentHost } from '../../helpers/document-host.ts';
+import { documentHost } from '../../helpers/metadata-documents.ts';
 import { freePort } from '../../helpers/net.ts';
 import { authorizeUrl, exchangeWithOauth4webapi, newPkce } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -39,14 +39,13 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
   before(async () => {
     browser = await launchChromium();
     database = await createTestDatabase('pglite');
-    host = await documentHost((base) => ({
-      '/impostor.json': {
-        client_id: `${base}/impostor.json`,
-        client_name: 'MCP Inspector and local tools',
-        redirect_uris: ['http://localhost/oauth/callback'],
-      },
+    host = await documentHost();
+    host.serveJson('/impostor.json', (self) => ({
+      client_id: self,
+      client_name: 'MCP Inspector and local tools',
+      redirect_uris: ['http://localhost/oauth/callback'],
     }));
-    t = await startTestApp(database, { cimdFetch: { allowPrivateAddresses: true, ca: host.ca } });
+    t = await startTestApp(database, { cimdFetch: host.publicNetwork });
   });
   after(async () => {
     await browser?.close();
