@@ -143,6 +143,10 @@ function parseDocument(clientId: string, body: string): OAuthClient {
   ) {
     throw refused('lists no valid redirect_uris');
   }
+  for (const uri of uris as string[]) {
+    const problem = redirectUriProblem(uri);
+    if (problem !== null) throw refused(`has a redirect URI ${problem}: ${uri}`);
+  }
   for (const field of ['client_secret', 'client_secret_expires_at']) {
     if (field in doc) throw refused(`holds a ${field}; only public clients are supported`);
   }
@@ -165,6 +169,28 @@ function parseDocument(clientId: string, body: string): OAuthClient {
     logoUri: (doc.logo_uri as string | undefined) ?? null,
     source: 'metadata-document',
   };
+}
+
+/**
+ * Where a metadata document may send the person's browser (RFC 8252 §7, OAuth 2.1 §2.3.1):
+ * https; plain http only to a loopback callback of an app on this computer; or a native app's
+ * private-use scheme in reverse-domain form (`com.example.app:/callback`). Never a scheme that
+ * runs or reads something in the browser itself (`javascript:`, `data:`, `file:`…), never
+ * credentials or a fragment.
+ */
+function redirectUriProblem(uri: string): string | null {
+  const url = new URL(uri);
+  if (url.hash !== '' || uri.includes('#')) return 'with a fragment';
+  if (url.username !== '' || url.password !== '') return 'with credentials';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:') {
+    return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+      ? null
+      : 'over plain http to a host other than this computer';
+  }
+  return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)
+    ? null
+    : `with the scheme ${url.protocol} (https, loopback http, or a reverse-domain app scheme)`;
 }
 
 function isPublicHttpsUrl(value: unknown): boolean {

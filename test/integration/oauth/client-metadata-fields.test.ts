@@ -80,6 +80,20 @@ const refusals: [string, (self: string) => unknown, RegExp][] = [
     (self) => client(self, { jwks_uri: 'http://agent.example/jwks.json' }),
     /jwks_uri/,
   ],
+  ...(
+    [
+      ['a javascript: redirect URI', 'javascript:alert(1)', /scheme javascript:/],
+      ['a data: redirect URI', 'data:text/html,hi', /scheme data:/],
+      ['a file: redirect URI', 'file:///etc/passwd', /scheme file:/],
+      ['a plain-http redirect URI to another host', 'http://agent.example/cb', /plain http/],
+      ['a redirect URI with a fragment', 'https://agent.example/cb#x', /with a fragment/],
+      ['a redirect URI with credentials', 'https://u:p@agent.example/cb', /with credentials/],
+    ] as const
+  ).map(([label, uri, reason]): [string, (self: string) => unknown, RegExp] => [
+    `with ${label}`,
+    (self) => client(self, { redirect_uris: [redirectUri, uri] }),
+    reason,
+  ]),
 ];
 
 describeEachBackend('Client ID Metadata Document fields', (backend) => {
@@ -97,6 +111,14 @@ describeEachBackend('Client ID Metadata Document fields', (backend) => {
         logo_uri: 'https://cdn.agent.example/logo.png',
         jwks_uri: 'https://agent.example/jwks.json',
         token_endpoint_auth_method: 'none',
+        // Web, loopback and native-app callbacks (RFC 8252 §7) are all fine.
+        redirect_uris: [
+          redirectUri,
+          'https://agent.example/oauth/callback',
+          'http://127.0.0.1/callback',
+          'http://[::1]:8765/callback',
+          'com.example.agent:/oauth/callback',
+        ],
       }),
     );
     t = await startTestApp(database, { cimdFetch: host.publicNetwork });
@@ -129,7 +151,7 @@ describeEachBackend('Client ID Metadata Document fields', (backend) => {
     });
   }
 
-  it('accepts a public client whose URLs are https on public hosts', async () => {
+  it('accepts a public client whose URLs are https on public hosts, with any callback kind', async () => {
     const res = await startAuthorization(t, `${host.base}/full.json`);
     assert.equal(res.status, 303, await res.text());
     assert.match(res.headers.get('location') ?? '', /\/login/);
