@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { GraphqlMediaType } from './media-type.ts';
 import { generationMutationFields } from './schema/generation.schema.ts';
 
 /**
@@ -50,12 +51,17 @@ export function appErrorExtensions(error: AppError, requestId: string): Record<s
   return { ...error.details, code: error.code, retryable: error.retryable, requestId };
 }
 
-/** The body of an error answered before execution (e.g. HTTP 401 for an invalid API key). */
-export function errorBody(error: AppError, requestId: string) {
-  return {
-    data: null,
-    errors: [{ message: error.message, extensions: appErrorExtensions(error, requestId) }],
-  };
+/**
+ * The body of an error answered before execution (e.g. HTTP 401 for an invalid API key):
+ * no `data` entry for application/graphql-response+json, `data: null` for the legacy type.
+ */
+export function errorBody(
+  error: AppError,
+  requestId: string,
+  mediaType: GraphqlMediaType = GraphqlMediaType.json,
+): { data?: null; errors: GraphQLFormattedError[] } {
+  const errors = [{ message: error.message, extensions: appErrorExtensions(error, requestId) }];
+  return mediaType === GraphqlMediaType.json ? { data: null, errors } : { errors };
 }
 
 /** Mercurius wraps validation failures in one error holding the list; unwrap them. */

@@ -3,11 +3,12 @@ import type { GraphQLSchema } from 'graphql';
 import mercurius, { type MercuriusPlugin } from 'mercurius';
 import type { AuthResult } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
-import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
-import { errorBody, flattenErrors, toGraphqlError } from './error-formatter.ts';
+import { errorBody } from './error-formatter.ts';
+import { answerErrors, setGraphqlMediaType } from './http-answer.ts';
 import { checkSource, limitRules } from './limits.ts';
+import { requestErrorStatus, responseMediaType } from './media-type.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,10 +41,11 @@ export async function graphqlPlugin(
     // Too long a document is refused before anything else is done with it.
     const tooLarge = checkSource(documentOf(request), opts.limits);
     if (tooLarge !== null) {
+      const mediaType = responseMediaType(request);
       return reply
-        .code(400)
+        .code(requestErrorStatus(mediaType))
         .header('cache-control', 'no-store')
-        .send(errorBody(tooLarge, request.id));
+        .send(errorBody(tooLarge, request.id, mediaType));
     }
     const auth = await services.graphqlAuth.authenticate({
       authorization: request.headers.authorization,
@@ -54,7 +56,7 @@ export async function graphqlPlugin(
         .code(401)
         .header('www-authenticate', 'Bearer error="invalid_token"')
         .header('cache-control', 'no-store')
-        .send(errorBody(auth.error, request.id));
+        .send(errorBody(auth.error, request.id, responseMediaType(request)));
     }
     request.graphqlAuth = auth;
   });
@@ -72,6 +74,14 @@ export async function graphqlPlugin(
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
+  app.addHook('onSend', setGraphqlMediaType);
+  // `"extensions": null` means "none" (GraphQL over HTTP); Mercurius' body schema wants an object.
+  app.addHook('preValidation', async (request) => {
+    const body = request.body as { extensions?: unknown } | null;
+    if (typeof body === 'object' && body !== null && body.extensions === null) {
+      delete body.extensions;
+    }
+  });
 
   await app.register(mercurius, {
     schema: opts.schema,
@@ -87,31 +97,7 @@ export async function graphqlPlugin(
       services,
       log: request.log,
     }),
-    errorFormatter: (execution, ctx) => {
-      const request = ctx.reply.request;
-      const errors = flattenErrors(execution.errors ?? []);
-      // Fastify refused the body (MAX_BODY_BYTES) before Mercurius could read it.
-      if (
-        errors.some(
-          (e) => (e.originalError as { code?: unknown })?.code === 'FST_ERR_CTP_BODY_TOO_LARGE',
-        )
-      ) {
-        const error = new AppError(
-          ErrorCode.QueryTooLarge,
-          'The request body is larger than the server accepts; send smaller variables.',
-          { limit: 'bodyBytes', max: opts.maxBodyBytes },
-        );
-        return { statusCode: 413, response: errorBody(error, request.id) };
-      }
-      const requestErrorsOnly = errors.every((e) => e.path === undefined);
-      return {
-        statusCode: execution.data == null && requestErrorsOnly ? 400 : 200,
-        response: {
-          data: execution.data ?? null,
-          errors: errors.map((e) => toGraphqlError(e, request.id, request.log)),
-        },
-      };
-    },
+    errorFormatter: (execution, ctx) => answerErrors(execution, ctx.reply, opts.maxBodyBytes),
   });
   opts.mercuriusHooks?.(app.graphql);
 }

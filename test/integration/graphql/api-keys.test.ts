@@ -118,14 +118,16 @@ describeEachBackend(
       assert.equal(await keyCount(database, account.id), 1);
     });
 
-    it('a malformed DateTime is a 400 with 120001', async () => {
+    it('a malformed DateTime is 120001 (a request error: 400 for graphql-response+json)', async () => {
       const { apiKey } = await seedAccount(t.app);
       const res = await graphql(t.url, {
         query: createKey,
         variables: { input: { name: 'x', expiresAt: 'next tuesday' } },
         apiKey,
+        headers: { accept: 'application/graphql-response+json' },
       });
       assert.equal(res.status, 400);
+      assert.equal('data' in res.body, false);
       assert.deepEqual(errorCodes(res), ['120001']);
     });
 
