@@ -13,10 +13,11 @@ export function toGraphqlError(
   error: GraphQLError,
   requestId: string,
   log: FastifyBaseLogger,
+  options: MessageOptions = { suggestions: true },
 ): GraphQLFormattedError {
   const original = error.originalError;
   const base = {
-    message: error.message,
+    message: options.suggestions ? error.message : withoutSuggestions(error.message),
     ...(error.locations === undefined ? {} : { locations: error.locations }),
     ...(error.path === undefined ? {} : { path: error.path }),
   };
@@ -45,6 +46,23 @@ export function toGraphqlError(
     message: `Internal error; the request id ${requestId} identifies it in the server log.`,
     extensions: { code: ErrorCode.Internal, retryable: true, requestId, ...charged },
   };
+}
+
+/** How error messages are worded for the caller. */
+export interface MessageOptions {
+  /**
+   * Whether graphql-js' "Did you mean …?" hints stay. They name fields, arguments, types and
+   * enum values the schema has, so they go wherever introspection is off.
+   */
+  readonly suggestions: boolean;
+}
+
+/**
+ * The message without graphql-js' trailing hint (`didYouMean`: ` Did you mean "x"?`, `… the
+ * enum value "X"?`, `… to use an inline fragment on "T"?`), in validation and variable errors.
+ */
+export function withoutSuggestions(message: string): string {
+  return message.replace(/ Did you mean .*\?$/s, '');
 }
 
 export function appErrorExtensions(error: AppError, requestId: string): Record<string, unknown> {

@@ -97,7 +97,11 @@ export async function graphqlPlugin(
       services,
       log: request.log,
     }),
-    errorFormatter: (execution, ctx) => answerErrors(execution, ctx.reply, opts.maxBodyBytes),
+    errorFormatter: (execution, ctx) =>
+      answerErrors(execution, ctx.reply, {
+        maxBodyBytes: opts.maxBodyBytes,
+        suggestions: opts.limits.introspection,
+      }),
   });
   opts.mercuriusHooks?.(app.graphql);
 }

@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type FormattedExecutionResult, GraphQLError } from 'graphql';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
-import { errorBody, flattenErrors, toGraphqlError } from './error-formatter.ts';
+import {
+  errorBody,
+  flattenErrors,
+  type MessageOptions,
+  toGraphqlError,
+} from './error-formatter.ts';
 import { GraphqlMediaType, requestErrorStatus, responseMediaType } from './media-type.ts';
 
 /** The status and body Mercurius sends for a result with errors. */
@@ -20,7 +25,7 @@ export interface ErrorAnswer {
 export function answerErrors(
   execution: { data?: FormattedExecutionResult['data']; errors?: readonly GraphQLError[] },
   reply: FastifyReply,
-  maxBodyBytes: number,
+  options: MessageOptions & { maxBodyBytes: number },
 ): ErrorAnswer {
   const request = reply.request;
   const mediaType = responseMediaType(request);
@@ -30,7 +35,7 @@ export function answerErrors(
     const error = new AppError(
       ErrorCode.QueryTooLarge,
       'The request body is larger than the server accepts; send smaller variables.',
-      { limit: 'bodyBytes', max: maxBodyBytes },
+      { limit: 'bodyBytes', max: options.maxBodyBytes },
     );
     return { statusCode: 413, response: errorBody(error, request.id, mediaType) };
   }
@@ -45,7 +50,7 @@ export function answerErrors(
     return { statusCode: 405, response: errorBody(error, request.id, mediaType) };
   }
   const errors = flattenErrors(execution.errors ?? []);
-  const formatted = errors.map((e) => toGraphqlError(e, request.id, request.log));
+  const formatted = errors.map((e) => toGraphqlError(e, request.id, request.log, options));
   if (execution.data != null || errors.some((e) => e.path !== undefined)) {
     return { statusCode: 200, response: { data: execution.data ?? null, errors: formatted } };
   }

@@ -11,7 +11,11 @@ import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts'
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
-import { appErrorExtensions, toGraphqlError } from '../graphql/error-formatter.ts';
+import {
+  appErrorExtensions,
+  toGraphqlError,
+  withoutSuggestions,
+} from '../graphql/error-formatter.ts';
 import { checkSource, limitRules } from '../graphql/limits.ts';
 import type { Services } from '../services.ts';
 
@@ -60,6 +64,8 @@ export function attachGraphqlWebSocket(options: {
 }) {
   const limits = { ...defaultWebSocketLimits, ...options.limits };
   const { services, log } = options;
+  // "Did you mean …?" hints name the schema; they go where introspection is off, as over HTTP.
+  const wording = { suggestions: options.queryLimits.introspection };
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload });
   const connections = new WeakMap<object, Connection>();
   const perAccount = new Map<string, number>();
@@ -158,7 +164,7 @@ export function attachGraphqlWebSocket(options: {
         const requestId = `ws:${connection?.id ?? '?'}:${id}`;
         return {
           ...result,
-          errors: result.errors.map((error) => toGraphqlError(error, requestId, log)),
+          errors: result.errors.map((error) => toGraphqlError(error, requestId, log, wording)),
         };
       },
       onComplete: (ctx, id) => {
@@ -174,7 +180,7 @@ export function attachGraphqlWebSocket(options: {
           const original = error.originalError;
           const coded = original instanceof AppError ? appErrorExtensions(original, id) : {};
           return {
-            message: error.message,
+            message: wording.suggestions ? error.message : withoutSuggestions(error.message),
             ...(error.path ? { path: error.path } : {}),
             extensions: {
               code: '120001',
