@@ -102,7 +102,13 @@ function operationLimits(context: ValidationContext, limits: QueryLimits): ASTVi
   };
 }
 
-/** Depth, cost and aliases of a selection set, fragments expanded (each at most once per path). */
+/**
+ * Depth, cost and aliases of a selection set, fragments expanded (each at most once per path).
+ * Introspection fields (`__schema`, `__type`, `__typename`) and what is under them add no
+ * depth or cost: the standard introspection query nests 15 levels, its answer is bounded by the
+ * schema, not the data, and graphql-js' `MaxIntrospectionDepthRule` refuses the nestings that
+ * multiply it (`fields { type { fields … } }`). Their aliases still count.
+ */
 class Walk {
   aliases = 0;
   readonly #schema: GraphQLSchema;
@@ -137,6 +143,7 @@ class Walk {
               : undefined;
           below = this.measure(selection.selectionSet, next as typeof parent, depth + 1, seen);
         }
+        if (selection.name.value.startsWith('__')) continue;
         deepest = Math.max(deepest, below.depth);
         cost += 1 + pageSize(field, selection) * below.cost;
       } else {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
@@ -29,7 +30,10 @@ describe('error messages and introspection', () => {
     production = await startTestApp(database, {
       env: { WORKER_CONCURRENCY: '0', NODE_ENV: 'production' },
     });
-    development = await startTestApp(database, { env: { WORKER_CONCURRENCY: '0' } });
+    // A tight depth limit: the introspection query (15 levels) must not count against it.
+    development = await startTestApp(database, {
+      env: { WORKER_CONCURRENCY: '0', GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '600' },
+    });
   });
   after(async () => {
     await production.close();
@@ -69,5 +73,82 @@ describe('error messages and introspection', () => {
       const res = await graphql(development.url, { query, ...(variables ? { variables } : {}) });
       assert.match(JSON.stringify(res.body), /Did you mean/, label);
     }
+  });
+});
+
+describe('the standard introspection query', () => {
+  let database: Database;
+  let production: TestApp;
+  let development: TestApp;
+  before(async () => {
+    database = await createTestDatabase('pglite');
+    production = await startTestApp(database, {
+      env: { WORKER_CONCURRENCY: '0', NODE_ENV: 'production' },
+    });
+    development = await startTestApp(database, {
+      env: { WORKER_CONCURRENCY: '0', GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '600' },
+    });
+  });
+  after(async () => {
+    await production.close();
+    await development.close();
+    await database.close();
+  });
+
+  it('is answered in full in development, whatever the depth and cost limits', async () => {
+    for (const query of [
+      getIntrospectionQuery(),
+      // What GraphiQL and graphql-codegen send with every option on.
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+        oneOf: true,
+      }),
+    ]) {
+      const res = await graphql<IntrospectionQuery>(development.url, {
+        query,
+        operationName: 'IntrospectionQuery',
+      });
+      assert.equal(res.status, 200);
+      assert.deepEqual(errorCodes(res), []);
+      const schema = buildClientSchema(res.body.data!);
+      assert.ok(schema.getQueryType()?.getFields().listModels);
+    }
+  });
+
+  it('deep real fields stay refused, with or without introspection beside them', async () => {
+    const deep = 'listContents { nodes { task { taskId } media { download { url } } } }';
+    for (const query of [`{ ${deep} }`, `{ __schema { queryType { name } } ${deep} }`]) {
+      const res = await graphql(development.url, { query });
+      assert.deepEqual(errorCodes(res), ['150030'], query);
+      assert.equal(res.body.errors?.[0]?.extensions?.limit, 'depth');
+    }
+  });
+
+  it('introspection that multiplies itself (fields of types of fields…) is refused', async () => {
+    // graphql-js' MaxIntrospectionDepthRule, among the rules every document passes.
+    const res = await graphql(development.url, {
+      query: '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }',
+    });
+    assert.deepEqual(errorCodes(res), ['120001']);
+    assert.match(res.body.errors?.[0]?.message ?? '', /introspection depth/i);
+    assert.equal(res.body.data, null);
+  });
+
+  it('is refused in production, as before', async () => {
+    const res = await graphql(production.url, {
+      query: getIntrospectionQuery(),
+      operationName: 'IntrospectionQuery',
+    });
+    assert.ok(errorCodes(res).length > 0);
+    assert.ok(
+      errorCodes(res).every((c) => c === '120001'),
+      JSON.stringify(errorCodes(res)),
+    );
+    assert.match(res.body.errors?.[0]?.message ?? '', /introspection/i);
+    assert.equal(res.body.data, null);
   });
 });
