@@ -142,3 +142,16 @@ export function canUse(model: ModelDefinition, actor: Actor): boolean {
       return model.access.accountIds.includes(actor.accountId);
   }
 }
+
+/**
+ * Whether the model exists for the caller at all. A model restricted to named accounts is
+ * private to them: every other account and anonymous callers neither see it listed nor learn
+ * its ID exists (it answers like an unknown one). Public and role-restricted models are shown
+ * to everyone, {@link canUse} telling who may submit.
+ */
+export function isVisible(model: ModelDefinition, actor: Actor | null): boolean {
+  return (
+    model.access.kind !== 'accounts' ||
+    (actor !== null && model.access.accountIds.includes(actor.accountId))
+  );
+}

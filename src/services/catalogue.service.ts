@@ -3,6 +3,7 @@ import type { ElementDefinition, ElementKind } from '../domain/element.ts';
 import {
   canUse,
   type GenerationKind,
+  isVisible,
   type ModelDefinition,
   type ModelStatus,
 } from '../domain/model.ts';
@@ -44,6 +45,7 @@ export class CatalogueService {
   ): Page<ModelView> {
     const models = [...this.#models.values()].filter(
       (m) =>
+        isVisible(m, actor) &&
         (filter.kind == null || m.kind === filter.kind) &&
         (filter.status == null || m.status === filter.status),
     );
@@ -52,13 +54,16 @@ export class CatalogueService {
   }
 
   getModel(actor: Actor | null, modelId: string): ModelView {
-    return view(this.model(modelId), actor);
+    return view(this.model(actor, modelId), actor);
   }
 
-  /** The model, or 140004 naming the field. */
-  model(modelId: string): ModelDefinition {
+  /**
+   * The model as the caller may see it, or 140004 naming the field: unknown and private to
+   * other accounts are the same answer, so an ID's existence is not disclosed.
+   */
+  model(actor: Actor | null, modelId: string): ModelDefinition {
     const model = this.#models.get(modelId);
-    if (model === undefined) {
+    if (model === undefined || !isVisible(model, actor)) {
       throw new AppError(
         ErrorCode.NotFound,
         `No model "${modelId}"; listModels shows the catalogue.`,
@@ -75,7 +80,7 @@ export class CatalogueService {
    * accessible to the account (else 110202).
    */
   usableModel(actor: Actor, modelId: string): ModelDefinition {
-    const model = this.model(modelId);
+    const model = this.model(actor, modelId);
     if (model.status !== 'ready') {
       throw new AppError(
         ErrorCode.Forbidden,

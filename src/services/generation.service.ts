@@ -127,7 +127,8 @@ export class GenerationService {
   ): Promise<Prepared> {
     const modelId = requireString(raw.modelId, 'modelId');
     const { catalogue, library, voices } = this.#deps;
-    const model = actor === null ? catalogue.model(modelId) : catalogue.usableModel(actor, modelId);
+    const model =
+      actor === null ? catalogue.model(null, modelId) : catalogue.usableModel(actor, modelId);
     if (model.kind !== kind) {
       throw invalidInput([
         { field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not a ${kind} model` },
