@@ -40,6 +40,7 @@ import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import { Cursors } from './shared/pagination.ts';
 import { every } from './shared/periodic.ts';
 import { LocalMediaStorage } from './storage/media-storage.ts';
 import { S3MediaStorage } from './storage/s3-media-storage.ts';
@@ -171,9 +172,10 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
             : identityProvider.verificationKeys(),
       }),
     });
-    const catalogue = new CatalogueService({ models, elements: builtinElements });
+    const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
+    const catalogue = new CatalogueService({ models, elements: builtinElements, cursors });
     const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
-    const voices = new VoiceService({ listVoices: listEspeakVoices });
+    const voices = new VoiceService({ listVoices: listEspeakVoices, cursors });
     const uploads = new UploadService({
       db,
       signer,
@@ -193,6 +195,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       readyMedia,
       publicElements: builtinElements,
       maxElementsPerAccount: 500,
+      cursors,
     });
     // Access tokens live 7 days; a retired key stays published 8.
     const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
@@ -239,6 +242,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         events,
         signer,
         maxRunningPerAccount: config.accountMaxRunningTasks,
+        cursors,
       }),
       media: new MediaService({
         db,

@@ -8,7 +8,7 @@ import {
   type ModelStatus,
 } from '../domain/model.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
-import { type Page, pageOf } from '../shared/pagination.ts';
+import { type Cursors, type Page, pageOf } from '../shared/pagination.ts';
 
 /** A model as one caller sees it: `accessible` is null without a credential. */
 export interface ModelView {
@@ -28,11 +28,14 @@ export interface ModelFilter {
 export class CatalogueService {
   readonly #models: ReadonlyMap<string, ModelDefinition>;
   readonly #elements: ReadonlyMap<string, ElementDefinition>;
+  readonly #cursors: Cursors;
 
   constructor(deps: {
     models: readonly ModelDefinition[];
     elements: readonly ElementDefinition[];
+    cursors: Cursors;
   }) {
+    this.#cursors = deps.cursors;
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
     this.#elements = new Map(deps.elements.map((e) => [e.elementId, e]));
   }
@@ -49,7 +52,12 @@ export class CatalogueService {
         (filter.kind == null || m.kind === filter.kind) &&
         (filter.status == null || m.status === filter.status),
     );
-    const page = pageOf(models, first, after);
+    const page = pageOf(
+      models,
+      first,
+      after,
+      this.#cursors.for(actor?.accountId ?? null, 'models'),
+    );
     return { ...page, nodes: page.nodes.map((model) => view(model, actor)) };
   }
 
@@ -108,7 +116,8 @@ export class CatalogueService {
     const elements = [...this.#elements.values()].filter(
       (e) => visible(e, actor) && (filter.kind == null || e.kind === filter.kind),
     );
-    return pageOf(elements, first, after);
+    const cursors = this.#cursors.for(actor?.accountId ?? null, 'catalogue-elements');
+    return pageOf(elements, first, after, cursors);
   }
 
   getElement(actor: Actor | null, elementId: string): ElementDefinition {

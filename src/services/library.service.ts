@@ -4,14 +4,7 @@ import type { ElementPicture } from '../engines/engine.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  isTimeIdCursor,
-  type Page,
-  pageOf,
-  pageSize,
-} from '../shared/pagination.ts';
+import { type Cursors, isTimeIdCursor, type Page, pageOf, pageSize } from '../shared/pagination.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -50,6 +43,7 @@ export interface LibraryServiceDeps {
   publicElements: readonly ElementDefinition[];
   /** Own elements an account may keep (they are listed in memory with the library). */
   maxElementsPerAccount: number;
+  cursors: Cursors;
 }
 
 const elementKinds: readonly ElementKind[] = ['character', 'object', 'style', 'scene'];
@@ -81,7 +75,7 @@ export class LibraryService {
     const all = [...this.#public.values(), ...own.map(toElement)].filter(
       (e) => filter.kind == null || e.kind === filter.kind,
     );
-    return pageOf(all, first, after);
+    return pageOf(all, first, after, this.#deps.cursors.for(actor?.accountId ?? null, 'elements'));
   }
 
   async getElement(actor: Actor | null, elementId: string): Promise<ElementDefinition> {
@@ -226,7 +220,8 @@ export class LibraryService {
     after?: string | null,
   ): Promise<Page<AvatarView>> {
     const size = pageSize(first, 50);
-    const cursor = after == null ? null : decodeCursor(after, isTimeIdCursor);
+    const cursors = this.#deps.cursors.for(actor.accountId, 'avatars');
+    const cursor = after == null ? null : cursors.decode(after, isTimeIdCursor);
     const rows = await listAvatarsOf(
       this.#deps.db,
       actor.accountId,
@@ -242,7 +237,7 @@ export class LibraryService {
         endCursor:
           last === undefined
             ? null
-            : encodeCursor({ t: last.createdAt.toISOString(), id: last.avatarId }),
+            : cursors.encode({ t: last.createdAt.toISOString(), id: last.avatarId }),
       },
     };
   }

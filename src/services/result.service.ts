@@ -1,13 +1,7 @@
 import type { Actor } from '../domain/actor.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  isTimeIdCursor,
-  type Page,
-  pageSize,
-} from '../shared/pagination.ts';
+import { type Cursors, isTimeIdCursor, type Page, pageSize } from '../shared/pagination.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import {
   type ContentListFilter,
@@ -32,6 +26,7 @@ export interface ResultServiceDeps {
   signer: UrlSigner;
   /** The per-account limit on running tasks, to say why a queued task waits (0: none). */
   maxRunningPerAccount?: number;
+  cursors: Cursors;
 }
 
 /** Why a queued task is not running yet, when there is a reason beyond the queue itself. */
@@ -76,7 +71,8 @@ export class ResultService {
     after?: string | null,
   ): Promise<Page<ContentView>> {
     const size = pageSize(first, 20);
-    const cursor = after == null ? null : decodeCursor(after, isTimeIdCursor);
+    const cursors = this.#deps.cursors.for(actor.accountId, 'contents');
+    const cursor = after == null ? null : cursors.decode(after, isTimeIdCursor);
     const rows = await listContents(
       this.#deps.db,
       actor.accountId,
@@ -93,7 +89,7 @@ export class ResultService {
         endCursor:
           last === undefined
             ? null
-            : encodeCursor({ t: last.created_at.toISOString(), id: last.id }),
+            : cursors.encode({ t: last.created_at.toISOString(), id: last.id }),
       },
     };
   }

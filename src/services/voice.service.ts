@@ -1,5 +1,6 @@
+import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
-import { type Page, pageOf } from '../shared/pagination.ts';
+import { type Cursors, type Page, pageOf } from '../shared/pagination.ts';
 
 /** A voice as the engine knows it (eSpeak NG's list). */
 export interface EngineVoice {
@@ -34,12 +35,16 @@ export class VoiceService {
   readonly #load: () => Promise<readonly EngineVoice[]>;
   #voices: Promise<ReadonlyMap<string, VoiceModelView>> | undefined;
 
-  constructor(deps: { listVoices: () => Promise<readonly EngineVoice[]> }) {
+  readonly #cursors: Cursors;
+
+  constructor(deps: { listVoices: () => Promise<readonly EngineVoice[]>; cursors: Cursors }) {
     this.#load = deps.listVoices;
+    this.#cursors = deps.cursors;
   }
 
   /** Voices, optionally of one language: "en" matches en, en-gb, en-us… */
   async list(
+    actor: Actor | null,
     language: string | null | undefined,
     first?: number | null,
     after?: string | null,
@@ -53,7 +58,7 @@ export class VoiceService {
     const voices = [...(await this.#all()).values()].filter(
       (v) => wanted === undefined || v.language === wanted || v.language.startsWith(`${wanted}-`),
     );
-    return pageOf(voices, first, after);
+    return pageOf(voices, first, after, this.#cursors.for(actor?.accountId ?? null, 'voices'));
   }
 
   /** The voice, or 140004 on `field`. */

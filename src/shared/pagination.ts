@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { AppError, ErrorCode, invalidInput } from './errors.ts';
 
 export interface Page<T> {
@@ -18,21 +19,67 @@ export function pageSize(first: number | null | undefined, fallback: number): nu
   return size;
 }
 
-/** Opaque cursors: base64url JSON, so clients cannot depend on what is inside. */
-export function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
+/** Writes and reads the cursors of one list for one caller. */
+export interface CursorCodec {
+  encode(value: unknown): string;
+  /** The position inside, or 120001 naming `after`. */
+  decode<T>(cursor: string, isValid: (value: unknown) => value is T): T;
 }
 
-export function decodeCursor<T>(cursor: string, isValid: (value: unknown) => value is T): T {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (isValid(value)) return value;
-  } catch {
-    // fall through
+const ivBytes = 12; // 96-bit nonce, GCM's own size
+const tagBytes = 16;
+
+/**
+ * Opaque page cursors, bound to whoever received them: the position is sealed with
+ * AES-256-GCM under a server key (shared by every node), with the list and the caller's
+ * account as associated data. A cursor given to another account (or to an anonymous caller),
+ * made for another list, altered or made up does not open and is 120001 on `after`; nothing
+ * inside (offsets, timestamps, IDs) is readable, so clients cannot depend on it.
+ */
+export class Cursors {
+  readonly #key: Buffer;
+
+  constructor(key: Uint8Array) {
+    if (key.length !== 32) throw new Error('the cursor key must be 32 bytes');
+    this.#key = Buffer.from(key);
   }
-  throw new AppError(ErrorCode.InvalidInput, 'after: not a cursor returned by this list', {
-    field: 'after',
-  });
+
+  /** The codec of `list` for the account (null: anonymous callers, who share one scope). */
+  for(accountId: string | null, list: string): CursorCodec {
+    const aad = Buffer.from(`${list}\0${accountId ?? ''}`);
+    const key = this.#key;
+    return {
+      encode(value) {
+        const iv = randomBytes(ivBytes);
+        const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(aad);
+        const sealed = Buffer.concat([cipher.update(JSON.stringify(value)), cipher.final()]);
+        return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
+      },
+      decode(cursor, isValid) {
+        try {
+          const bytes = Buffer.from(cursor, 'base64url');
+          if (bytes.length > ivBytes + tagBytes) {
+            const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, ivBytes))
+              .setAAD(aad)
+              .setAuthTag(bytes.subarray(bytes.length - tagBytes));
+            const opened = Buffer.concat([
+              decipher.update(bytes.subarray(ivBytes, bytes.length - tagBytes)),
+              decipher.final(),
+            ]);
+            const value: unknown = JSON.parse(opened.toString('utf8'));
+            if (isValid(value)) return value;
+          }
+        } catch {
+          // not sealed by us for this caller and list: the same answer as garbage
+        }
+        throw new AppError(
+          ErrorCode.InvalidInput,
+          'after: not a cursor this list gave to this caller; start again without it',
+          { field: 'after' },
+        );
+      },
+    };
+  }
 }
 
 /** A page of an in-memory list (the catalogue), with an offset cursor. */
@@ -40,20 +87,22 @@ export function pageOf<T>(
   items: readonly T[],
   first: number | null | undefined,
   after: string | null | undefined,
+  cursors: CursorCodec,
 ): Page<T> {
   const size = pageSize(first, 50);
   const start =
     after == null
       ? 0
-      : decodeCursor(after, (v): v is { o: number } => Number.isInteger((v as { o?: unknown })?.o))
-          .o;
+      : cursors.decode(after, (v): v is { o: number } =>
+          Number.isInteger((v as { o?: unknown })?.o),
+        ).o;
   const nodes = items.slice(start, start + size);
   const end = start + nodes.length;
   return {
     nodes,
     pageInfo: {
       hasNextPage: end < items.length,
-      endCursor: nodes.length > 0 ? encodeCursor({ o: end }) : null,
+      endCursor: nodes.length > 0 ? cursors.encode({ o: end }) : null,
     },
   };
 }

@@ -4,7 +4,7 @@ import type { AvatarView } from '../../../services/library.service.ts';
 import type { Upload } from '../../../services/upload.service.ts';
 import type { VoiceModelView } from '../../../services/voice.service.ts';
 import type { Builder, Types } from '../builder.ts';
-import { requireActor } from '../context.ts';
+import { optionalActor, requireActor } from '../context.ts';
 import { connectionRef } from './common.schema.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
 
@@ -98,7 +98,7 @@ export function addLibrarySchema(
         after: t.arg.string(),
       },
       resolve: (_root, args, ctx) =>
-        ctx.services.voices.list(args.language, args.first, args.after),
+        ctx.services.voices.list(optionalActor(ctx), args.language, args.first, args.after),
     }),
     listAvatars: t.field({
       type: AvatarConnection,

@@ -33,7 +33,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
     })),
     ({ language, first, after }) =>
       runTool(async () => {
-        const page = await services.voices.list(language, first ?? 100, after ?? null);
+        const page = await services.voices.list(actor, language, first ?? 100, after ?? null);
         return toolResult({
           voices: page.nodes.map((v) => ({
             voice_model_id: v.voiceModelId,
