@@ -9,6 +9,7 @@ import { errorBody } from './error-formatter.ts';
 import { answerErrors, setGraphqlMediaType } from './http-answer.ts';
 import { checkSource, limitRules } from './limits.ts';
 import { requestErrorStatus, responseMediaType } from './media-type.ts';
+import { checkBodyShape, checkGetOperation } from './request-shape.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,13 +40,13 @@ export async function graphqlPlugin(
   // with 401 and no execution at all (spec §5.1, §7 rule 2; DESIGN.md "Error catalogue").
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     // Too long a document is refused before anything else is done with it.
-    const tooLarge = checkSource(documentOf(request), opts.limits);
-    if (tooLarge !== null) {
+    const refused = checkSource(documentOf(request), opts.limits) ?? checkGetOperation(request);
+    if (refused !== null) {
       const mediaType = responseMediaType(request);
       return reply
         .code(requestErrorStatus(mediaType))
         .header('cache-control', 'no-store')
-        .send(errorBody(tooLarge, request.id, mediaType));
+        .send(errorBody(refused, request.id, mediaType));
     }
     const auth = await services.graphqlAuth.authenticate({
       authorization: request.headers.authorization,
@@ -75,11 +76,10 @@ export async function graphqlPlugin(
     reply.header('cache-control', 'no-store');
   });
   app.addHook('onSend', setGraphqlMediaType);
-  // `"extensions": null` means "none" (GraphQL over HTTP); Mercurius' body schema wants an object.
-  app.addHook('preValidation', async (request) => {
-    const body = request.body as { extensions?: unknown } | null;
-    if (typeof body === 'object' && body !== null && body.extensions === null) {
-      delete body.extensions;
+  app.addHook('preValidation', async (request, reply) => {
+    const malformed = checkBodyShape(request);
+    if (malformed !== null) {
+      return reply.code(400).send(errorBody(malformed, request.id, responseMediaType(request)));
     }
   });
 
