@@ -88,6 +88,19 @@ export async function mcpRoutes(
   app.post('/mcp', { onRequest: limit }, async (request, reply) => {
     const actor = await authenticate(request, reply);
     if (actor === null) return reply;
+    // JSON-RPC batches left MCP in 2025-06-18 (none in 2025-11-25), but the SDK's transport still
+    // runs up to 100 messages of one array, whatever version was negotiated: one request, one
+    // rate-limit hit, a hundred tool calls. Refused whole, before any message is looked at.
+    if (Array.isArray(request.body)) {
+      return reply
+        .code(400)
+        .header('cache-control', 'no-store')
+        .send({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported.' },
+        });
+    }
     const server = new McpServer(
       { name: 'atelier', title: 'Atelier', version: o.version },
       { instructions },

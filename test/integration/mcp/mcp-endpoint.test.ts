@@ -406,6 +406,47 @@ describeEachBackend(
       assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
     });
 
+    it('a JSON-RPC batch is refused whole (400, -32600, id null): none of its tool calls runs', async () => {
+      const { token, account } = await connected();
+      const client = await mcpClient(token); // negotiates the newest protocol version
+      await client.close();
+      const call = (i: number) => ({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: {
+          name: 'generate_image',
+          arguments: {
+            model_id: 'mdl_atelier-sketch',
+            prompt: `kite ${i}`,
+            idempotency_key: `b${i}`,
+          },
+        },
+      });
+      for (const version of [undefined, '2025-03-26', '2025-11-25']) {
+        const res = await fetch(`${t.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${token}`,
+            ...(version === undefined ? {} : { 'mcp-protocol-version': version }),
+          },
+          body: JSON.stringify([call(1), call(2), call(3)]),
+        });
+        assert.equal(res.status, 400, String(version));
+        const body = (await res.json()) as { id: unknown; error: { code: number } };
+        assert.equal(body.id, null);
+        assert.equal(body.error.code, -32600);
+      }
+      const contents = await database.db
+        .selectFrom('contents')
+        .select('id')
+        .where('account_id', '=', account.id)
+        .execute();
+      assert.deepEqual(contents, [], 'no generation was submitted');
+    });
+
     it('GET and DELETE are 405 for this stateless server; an unsupported protocol version is 400', async () => {
       const { token } = await connected();
       for (const method of ['GET', 'DELETE']) {
