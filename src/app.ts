@@ -19,7 +19,12 @@ import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
-import { DatabaseRateLimitWindows, type SharedWindows } from './services/rate-limit-windows.ts';
+import {
+  DatabaseRateLimitWindows,
+  MemoryRateLimitWindows,
+  type RateLimitWindows,
+} from './services/rate-limit-windows.ts';
+import { systemClock } from './shared/clock.ts';
 import { every } from './shared/periodic.ts';
 import { findPendingAuthorization } from './store/oauth.store.ts';
 import { RedisRateLimitWindows } from './store/redis-rate-limit.store.ts';
@@ -74,7 +79,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await http.register(metricsRoutes, { metrics: core.metrics });
     await http.register(rateLimitsPlugin, {
       config: config.rateLimits,
-      windows: await sharedWindows(config, core, http),
+      windows: await rateLimitWindows(config, core, http, overrides),
     });
     const schema = buildGraphqlSchema();
     await http.register(graphqlPlugin, {
@@ -89,6 +94,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       services: core.services,
       log: http.log,
       queryLimits: config.graphqlLimits,
+      countOperations: (caller, hits) => http.limits.operations('graphql', caller, hits),
       ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
     });
     http.server.on('upgrade', (request, socket, head) =>
@@ -141,15 +147,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   return { ...core, http, close: () => http.close() };
 }
 
-/** Where every node counts rate limits: null when each node counts alone, in memory. */
-async function sharedWindows(
+/** Where rate limits are counted: in memory when each node counts alone, else shared. */
+async function rateLimitWindows(
   config: Config,
   core: Core,
   http: FastifyInstance,
-): Promise<SharedWindows | null> {
+  overrides: AppOverrides,
+): Promise<RateLimitWindows> {
   const { store } = config.rateLimits;
   if (store === 'database') return new DatabaseRateLimitWindows(core.database.db);
-  if (store !== 'redis' || config.redis === null) return null;
+  if (store !== 'redis' || config.redis === null)
+    return new MemoryRateLimitWindows(overrides.clock ?? systemClock);
   const redis = await RedisRateLimitWindows.connect(config.redis, http.log);
   http.addHook('onClose', async () => redis.close());
   return redis;

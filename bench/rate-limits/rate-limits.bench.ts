@@ -146,7 +146,7 @@ await withScratchDatabase(postgres, async (url) => {
     const windows = new DatabaseRateLimitWindows(database.db);
     alone.push({
       what: 'database',
-      atelier: await rate((caller) => windows.hit(`bench:${caller}`, 60_000)),
+      atelier: await rate((caller) => windows.hit(`bench:${caller}`, 60_000, 1)),
       floor: await rate(() => sql`SELECT 1`.execute(database.db)),
       floorName: 'SELECT 1',
     });
@@ -161,7 +161,7 @@ if (redisUrl) {
   try {
     alone.push({
       what: 'redis',
-      atelier: await rate((caller) => windows.hit(`bench:${caller}`, 60_000)),
+      atelier: await rate((caller) => windows.hit(`bench:${caller}`, 60_000, 1)),
       floor: await rate((caller) => bare.incr(`bare:${caller}`)),
       floorName: 'INCR',
     });

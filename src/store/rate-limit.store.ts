@@ -8,15 +8,21 @@ export interface WindowHit {
 }
 
 /**
- * Counts a hit on `key` in one statement, safe under any concurrency: a new key, or one whose
- * window has passed, starts a window of `windowMs` at 1; otherwise its count goes up by one.
+ * Counts `hits` on `key` in one statement, safe under any concurrency: a new key, or one whose
+ * window has passed, starts a window of `windowMs` at `hits`; otherwise its count goes up by
+ * `hits` (0 reads the count).
  */
-export async function hitWindow(q: Queryable, key: string, windowMs: number): Promise<WindowHit> {
+export async function hitWindow(
+  q: Queryable,
+  key: string,
+  windowMs: number,
+  hits: number,
+): Promise<WindowHit> {
   const { rows } = await sql<{ hits: number; ttl_ms: number }>`
     INSERT INTO rate_limits AS r (key, hits, reset_at)
-    VALUES (${key}, 1, now() + ${windowMs} * interval '1 millisecond')
+    VALUES (${key}, ${hits}, now() + ${windowMs} * interval '1 millisecond')
     ON CONFLICT (key) DO UPDATE SET
-      hits = CASE WHEN r.reset_at <= now() THEN 1 ELSE r.hits + 1 END,
+      hits = CASE WHEN r.reset_at <= now() THEN excluded.hits ELSE r.hits + excluded.hits END,
       reset_at = CASE WHEN r.reset_at <= now() THEN excluded.reset_at ELSE r.reset_at END
     RETURNING r.hits, extract(epoch FROM r.reset_at - now())::float8 * 1000 AS ttl_ms`.execute(q);
   const row = rows[0]!;

@@ -9,18 +9,18 @@ const commandTimeoutMs = 500;
 const connectWaitMs = 2_000;
 
 /**
- * One hit: create the window's key at 0 with the window's lifetime unless it exists, count,
- * and read what is left of the window. A script runs whole, without other clients' commands
+ * One count of ARGV[2] hits (0 reads): create the window's key at 0 with the window's lifetime
+ * unless it exists, add, and read what is left of the window. A script runs whole, without other clients' commands
  * in between, so two nodes counting the same key never start two windows.
  */
 const hitScript = `
 redis.call('SET', KEYS[1], 0, 'PX', ARGV[1], 'NX')
-local hits = redis.call('INCR', KEYS[1])
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
 return { hits, redis.call('PTTL', KEYS[1]) }`;
 
 /** The client with the script defined as a command (sent as EVALSHA once Redis knows it). */
 type RedisWithHit = Redis & {
-  rateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
+  rateLimitHit(key: string, windowMs: number, hits: number): Promise<[number, number]>;
 };
 
 /**
@@ -66,10 +66,10 @@ export class RedisRateLimitWindows {
     return windows;
   }
 
-  async hit(key: string, windowMs: number): Promise<WindowHit> {
+  async hit(key: string, windowMs: number, hits: number): Promise<WindowHit> {
     let reply: [number, number];
     try {
-      reply = await this.#redis.rateLimitHit(key, windowMs);
+      reply = await this.#redis.rateLimitHit(key, windowMs, hits);
     } catch (error) {
       // Unreachable, or reachable but refusing (out of memory, a read-only replica, an ACL).
       this.#failed((error as Error).message);
@@ -79,8 +79,8 @@ export class RedisRateLimitWindows {
       this.#counting = true;
       this.#log.info({}, 'Redis counts rate limits again');
     }
-    const [hits, ttlMs] = reply;
-    return { hits, ttlMs: ttlMs > 0 ? ttlMs : windowMs };
+    const [total, ttlMs] = reply;
+    return { hits: total, ttlMs: ttlMs > 0 ? ttlMs : windowMs };
   }
 
   close(): void {

@@ -10,6 +10,7 @@ import { answerErrors, setGraphqlMediaType } from './http-answer.ts';
 import { checkSource, limitRules } from './limits.ts';
 import { requestErrorStatus, responseMediaType } from './media-type.ts';
 import { checkBodyShape, checkGetOperation } from './request-shape.ts';
+import { submissionsIn } from './submissions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,6 +63,8 @@ export async function graphqlPlugin(
     request.graphqlAuth = auth;
   });
   // Counted once the caller is known: per account, or per IP for anonymous and refused callers.
+  // A document weighs one hit per generation it submits (at least one), all counted before
+  // anything runs, so aliases cannot pass many submissions as one request.
   app.addHook(
     'preHandler',
     app.limits.api(
@@ -69,6 +72,7 @@ export async function graphqlPlugin(
       (request) =>
         request.graphqlAuth?.kind === 'actor' ? request.graphqlAuth.actor.accountId : null,
       'graphql',
+      (request) => Math.max(1, submissionsIn(documentOf(request), operationNameOf(request))),
     ),
   );
 
@@ -111,6 +115,13 @@ function documentOf(request: FastifyRequest): string {
   const from = request.method === 'GET' ? request.query : request.body;
   const query = (from as { query?: unknown } | null)?.query;
   return typeof query === 'string' ? query : '';
+}
+
+/** The `operationName` a POST body or GET query string names, if any. */
+function operationNameOf(request: FastifyRequest): string | null {
+  const from = request.method === 'GET' ? request.query : request.body;
+  const name = (from as { operationName?: unknown } | null)?.operationName;
+  return typeof name === 'string' ? name : null;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -1,24 +1,38 @@
 import { createHash } from 'node:crypto';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RateLimitConfig } from '../../config/deployment.ts';
-import type { SharedWindows } from '../../services/rate-limit-windows.ts';
+import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 
 /** A hook that counts the request against its key and answers 429 when over the limit. */
 export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** Why an operation counted outside an HTTP request was refused. */
+export interface RateLimitRefusal {
+  readonly message: string;
+  readonly retryAfterSeconds: number;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** The hooks of the limits routes add (`onRequest`, or `preHandler` after authentication). */
     readonly limits: {
-      /** /graphql and /mcp: `key` names the caller (an account, a token), or null for its IP. */
+      /**
+       * /graphql and /mcp: `key` names the caller (an account, a token), or null for its IP.
+       * `weight` is how many hits the request is (a document submitting several generations).
+       */
       api(
         area: string,
         key: (request: FastifyRequest) => string | null,
         shape?: 'graphql',
+        weight?: (request: FastifyRequest) => number,
       ): RateLimitHook;
+      /**
+       * Counts `hits` operations in the same window as `api(area)` for the caller `key`, outside
+       * an HTTP request (an operation on a WebSocket): a refusal when over the limit, else null.
+       */
+      operations(area: string, key: string, hits: number): Promise<RateLimitRefusal | null>;
       /** Sign-in and token routes, per IP. */
       auth(area: string): RateLimitHook;
       /** A limit of its own: `max` attempts per `windowMs` for each key (sign-in per email). */
@@ -32,51 +46,73 @@ declare module 'fastify' {
   }
 }
 
+/** One count in one window, as the answer's headers describe it. */
+interface Count {
+  readonly max: number;
+  readonly remaining: number;
+  readonly resetSeconds: number;
+  readonly exceeded: boolean;
+}
+
 /**
- * Request limits counted by `@fastify/rate-limit`: fixed windows in memory on one node, or in
- * PostgreSQL or Redis when several share the count (`RATE_LIMIT_STORE`). Answers carry the
- * IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers; a
- * refusal is `429` with `Retry-After` and code 150029 (GraphQL-shaped on /graphql). If the
- * count cannot be read (the database or Redis is down), the request goes on: the limiter never turns an
- * outage into refusals of its own.
+ * Request limits in fixed windows, counted in memory on one node, or in PostgreSQL or Redis
+ * when several share the count (`RATE_LIMIT_STORE`). A request may weigh more than one hit (a
+ * document with several `generate*` fields), which is why the windows are counted here rather
+ * than by `@fastify/rate-limit`, whose stores only add one. Answers carry the IETF draft's
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers; a refusal is `429`
+ * with `Retry-After` and code 150029 (GraphQL-shaped on /graphql). If the count cannot be read
+ * (the database or Redis is down), the request goes on: the limiter never turns an outage into
+ * refusals of its own.
  */
 async function limitsPlugin(
   app: FastifyInstance,
-  opts: { config: RateLimitConfig; windows: SharedWindows | null },
+  opts: { config: RateLimitConfig; windows: RateLimitWindows },
 ) {
   const { config, windows } = opts;
-  await app.register(rateLimit, {
-    global: false,
-    skipOnError: true,
-    ...(windows === null ? {} : { store: sharedStore(windows) }),
-  });
 
-  // `createRateLimit` only counts: several limits may apply to one request (per IP and per
-  // email on sign-in), which the plugin's own route hooks do not allow. The headers describe
-  // the limit closest to refusing.
+  /** The count after `hits` more, or null when the store could not count (fail open). */
+  const count = async (
+    key: string,
+    max: number,
+    windowMs: number,
+    hits: number,
+  ): Promise<Count | null> => {
+    try {
+      const window = await windows.hit(key, windowMs, hits);
+      return {
+        max,
+        remaining: Math.max(0, max - window.hits),
+        resetSeconds: Math.ceil(window.ttlMs / 1000),
+        exceeded: window.hits > max,
+      };
+    } catch {
+      return null; // Redis reports its outage itself, once; the database's shows in /readyz.
+    }
+  };
+
+  // Several limits may apply to one request (per IP and per email on sign-in): the headers
+  // describe the one closest to refusing.
   const hook = (
     max: number,
     windowMs: number,
     key: (request: FastifyRequest) => string,
     per: string,
     shape?: 'graphql',
+    weight?: (request: FastifyRequest) => number,
   ): RateLimitHook => {
     if (max === 0) return async () => {};
-    const count = app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: key });
     return async (request, reply) => {
-      const state = await count(request);
-      // Allowed without a count: an allow-list hit, or a store that could not count (the
-      // plugin then reports no hits and no window, which no header should claim).
-      if (state.isAllowed || state.ttl === 0) return;
+      const state = await count(key(request), max, windowMs, weight?.(request) ?? 1);
+      if (state === null) return;
       const written = reply.getHeader('ratelimit-remaining');
       if (written === undefined || state.remaining <= Number(written)) {
         reply
           .header('ratelimit-limit', state.max)
           .header('ratelimit-remaining', state.remaining)
-          .header('ratelimit-reset', state.ttlInSeconds);
+          .header('ratelimit-reset', state.resetSeconds);
       }
-      if (!state.isExceeded) return;
-      const retryAfterSeconds = Math.max(1, state.ttlInSeconds);
+      if (!state.exceeded) return;
+      const retryAfterSeconds = Math.max(1, state.resetSeconds);
       return reply
         .code(429)
         .header('retry-after', retryAfterSeconds)
@@ -86,14 +122,26 @@ async function limitsPlugin(
   };
 
   app.decorate('limits', {
-    api: (area, key, shape) =>
+    api: (area, key, shape, weight) =>
       hook(
         config.api,
         config.windowMs,
         (request) => `${area}:${key(request) ?? `ip:${request.ip}`}`,
         'requests',
         shape,
+        weight,
       ),
+    operations: async (area, key, hits) => {
+      if (config.api === 0) return null;
+      const state = await count(`${area}:${key}`, config.api, config.windowMs, hits);
+      if (state === null || !state.exceeded) return null;
+      const retryAfterSeconds = Math.max(1, state.resetSeconds);
+      const limit = `${config.api} operations per ${config.windowMs / 1000} s`;
+      return {
+        retryAfterSeconds,
+        message: `Rate limited (${limit}); retry in ${retryAfterSeconds} s.`,
+      };
+    },
     auth: (area) =>
       hook(config.auth, config.windowMs, (request) => `${area}:ip:${request.ip}`, 'attempts'),
     keyed: (area, max, windowMs, key) =>
@@ -113,26 +161,6 @@ function refusal(
   if (shape === 'graphql')
     return { errors: [{ message, extensions: { ...details, retryable: true } }] };
   return { error: { ...details, message } };
-}
-
-/** A `@fastify/rate-limit` store over the shared windows (it constructs stores itself). */
-function sharedStore(windows: SharedWindows) {
-  return class SharedRateLimitStore {
-    incr(
-      key: string,
-      done: (error: Error | null, result?: { current: number; ttl: number }) => void,
-      timeWindow: number,
-    ): void {
-      windows.hit(key, timeWindow).then(
-        (hit) => done(null, { current: hit.hits, ttl: hit.ttlMs }),
-        (error: Error) => done(error),
-      );
-    }
-
-    child(): SharedRateLimitStore {
-      return this; // keys already carry their area
-    }
-  };
 }
 
 /** A short stable name for a bearer token, so the token itself is never a key. */

@@ -17,6 +17,8 @@ import {
   withoutSuggestions,
 } from '../graphql/error-formatter.ts';
 import { checkSource, limitRules } from '../graphql/limits.ts';
+import { submissionsIn } from '../graphql/submissions.ts';
+import type { RateLimitRefusal } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
 
 export interface WebSocketLimits {
@@ -61,6 +63,11 @@ export function attachGraphqlWebSocket(options: {
   log: FastifyBaseLogger;
   queryLimits: QueryLimits;
   limits?: Partial<WebSocketLimits>;
+  /**
+   * Counts `hits` operations of a caller (an account id, or `ip:<address>`) in the same window
+   * as its HTTP requests; a refusal when over the limit.
+   */
+  countOperations?: (caller: string, hits: number) => Promise<RateLimitRefusal | null>;
 }) {
   const limits = { ...defaultWebSocketLimits, ...options.limits };
   const { services, log } = options;
@@ -138,6 +145,17 @@ export function attachGraphqlWebSocket(options: {
             }),
           ]);
         }
+        // Every operation counts against the caller's window like an HTTP request (one per
+        // generation it submits; a subscription once, when it starts). A refusal ends only this
+        // operation: the socket stays open for the next one.
+        const caller =
+          auth.kind === 'actor'
+            ? auth.actor.accountId
+            : `ip:${ctx.extra.request.socket.remoteAddress ?? 'unknown'}`;
+        const hits = Math.max(1, submissionsIn(payload.query, payload.operationName));
+        const limited = await options.countOperations?.(caller, hits);
+        if (limited != null)
+          return refuse([rateLimited(limited.message, limited.retryAfterSeconds)]);
         if (auth.kind === 'actor' && /^\s*subscription\b/.test(payload.query)) {
           const count = perAccount.get(auth.actor.accountId) ?? 0;
           if (count >= limits.perAccount)
@@ -239,6 +257,12 @@ export function attachGraphqlWebSocket(options: {
   };
 }
 
-function rateLimited(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: '150029', retryable: true } });
+function rateLimited(message: string, retryAfterSeconds?: number): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: {
+      code: '150029',
+      retryable: true,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    },
+  });
 }
