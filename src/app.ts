@@ -24,6 +24,7 @@ import {
   MemoryRateLimitWindows,
   type RateLimitWindows,
 } from './services/rate-limit-windows.ts';
+import { SignInThrottle } from './services/sign-in-throttle.ts';
 import { systemClock } from './shared/clock.ts';
 import { every } from './shared/periodic.ts';
 import { findPendingAuthorization } from './store/oauth.store.ts';
@@ -77,10 +78,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       https: config.publicUrl.startsWith('https:'),
     });
     await http.register(metricsRoutes, { metrics: core.metrics });
-    await http.register(rateLimitsPlugin, {
-      config: config.rateLimits,
-      windows: await rateLimitWindows(config, core, http, overrides),
-    });
+    const windows = await rateLimitWindows(config, core, http, overrides);
+    await http.register(rateLimitsPlugin, { config: config.rateLimits, windows });
     const schema = buildGraphqlSchema();
     await http.register(graphqlPlugin, {
       services: core.services,
@@ -135,7 +134,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     if (core.services.identityProvider !== null) {
       await http.register(idpRoutes, {
         idp: core.services.identityProvider,
-        signInLimit: config.signInLimit,
+        throttle: new SignInThrottle({ windows, maxFailures: config.signInLimit }),
       });
     }
     await http.ready();

@@ -57,7 +57,7 @@ export interface Config extends DeploymentConfig {
   readonly ffprobePath: string | null;
   /** How long a stopping process lets running tasks finish before handing them back. */
   readonly shutdownDrainMs: number;
-  /** Sign-in attempts allowed per email address per 15 minutes (built-in provider). */
+  /** Failed sign-ins allowed per (email, IP) per 15 minutes (built-in provider); past as many per email, sign-ins slow down. */
   readonly signInLimit: number;
   /** The authorization server for MCP clients (spec §4.3, §5.4). */
   readonly oauth: OauthConfig;
@@ -246,7 +246,7 @@ const defaults = {
   UPLOAD_MAX_IMAGE_PIXELS: '8192', // per side
   UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
   UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
-  IDP_SIGN_IN_LIMIT: '10', // per email, per 15 minutes
+  IDP_SIGN_IN_LIMIT: '10', // failures per (email, IP), per 15 minutes
   ...deploymentDefaults,
   OAUTH_CLIENTS: '[]',
   OAUTH_CIMD_HOSTS: '*',

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
+import type { SignInThrottle } from '../../services/sign-in-throttle.ts';
 import { AppError } from '../../shared/errors.ts';
+import { describeLimit, sendRateLimited } from './rate-limits.ts';
 
 const signInBody = {
   type: 'object',
@@ -13,15 +15,15 @@ const signInBody = {
 } as const;
 
 /**
- * The built-in identity provider over HTTP: discovery, public keys, and sign-in. Sign-in
- * attempts are limited per email address (10 per 15 minutes), so guessing one account's
- * password is slow whichever addresses the guesses come from.
+ * The built-in identity provider over HTTP: discovery, public keys, and sign-in. Sign-in is
+ * limited per IP (all attempts) and per (email, IP) (failures); failures for an email from
+ * anywhere only slow its sign-ins down (`SignInThrottle`), so nobody can lock a person out.
  */
 export async function idpRoutes(
   app: FastifyInstance,
-  opts: { idp: BuiltinIdentityProvider; signInLimit: number },
+  opts: { idp: BuiltinIdentityProvider; throttle: SignInThrottle },
 ) {
-  const { idp } = opts;
+  const { idp, throttle } = opts;
 
   app.get('/idp/.well-known/openid-configuration', async (_request, reply) =>
     reply
@@ -39,21 +41,22 @@ export async function idpRoutes(
 
   app.post<{ Body: { email: string; password: string } }>(
     '/idp/sign-in',
-    {
-      schema: { body: signInBody },
-      onRequest: app.limits.auth('sign-in'),
-      // Per email once the body is read: 15 minutes, whatever the configured window.
-      preHandler: app.limits.keyed('sign-in:email', opts.signInLimit, 15 * 60_000, (request) =>
-        (request.body as { email: string }).email.trim().toLowerCase(),
-      ),
-    },
+    { schema: { body: signInBody }, onRequest: app.limits.auth('sign-in') },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
+      const { email, password } = request.body;
+      const refused = await throttle.admit(email, request.ip);
+      if (refused !== null) {
+        const limit = 'too many failed sign-ins for this email from this address';
+        return sendRateLimited(request, reply, refused.retryAfterSeconds, limit);
+      }
       try {
-        const { idToken, expiresAt } = await idp.signIn(request.body.email, request.body.password);
+        const { idToken, expiresAt } = await idp.signIn(email, password);
         return { idToken, expiresAt: expiresAt.toISOString() };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
+        const failures = await throttle.failed(email, request.ip);
+        if (failures !== null) describeLimit(reply, failures);
         return reply
           .code(401)
           .send({ error: { code: error.code, message: error.message, requestId: request.id } });

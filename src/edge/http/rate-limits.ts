@@ -35,22 +35,18 @@ declare module 'fastify' {
       operations(area: string, key: string, hits: number): Promise<RateLimitRefusal | null>;
       /** Sign-in and token routes, per IP. */
       auth(area: string): RateLimitHook;
-      /** A limit of its own: `max` attempts per `windowMs` for each key (sign-in per email). */
-      keyed(
-        area: string,
-        max: number,
-        windowMs: number,
-        key: (request: FastifyRequest) => string,
-      ): RateLimitHook;
     };
   }
 }
 
 /** One count in one window, as the answer's headers describe it. */
-interface Count {
+export interface LimitState {
   readonly max: number;
   readonly remaining: number;
   readonly resetSeconds: number;
+}
+
+interface Count extends LimitState {
   readonly exceeded: boolean;
 }
 
@@ -90,8 +86,6 @@ async function limitsPlugin(
     }
   };
 
-  // Several limits may apply to one request (per IP and per email on sign-in): the headers
-  // describe the one closest to refusing.
   const hook = (
     max: number,
     windowMs: number,
@@ -104,20 +98,10 @@ async function limitsPlugin(
     return async (request, reply) => {
       const state = await count(key(request), max, windowMs, weight?.(request) ?? 1);
       if (state === null) return;
-      const written = reply.getHeader('ratelimit-remaining');
-      if (written === undefined || state.remaining <= Number(written)) {
-        reply
-          .header('ratelimit-limit', state.max)
-          .header('ratelimit-remaining', state.remaining)
-          .header('ratelimit-reset', state.resetSeconds);
-      }
+      describeLimit(reply, state);
       if (!state.exceeded) return;
-      const retryAfterSeconds = Math.max(1, state.resetSeconds);
-      return reply
-        .code(429)
-        .header('retry-after', retryAfterSeconds)
-        .header('cache-control', 'no-store')
-        .send(refusal(request, retryAfterSeconds, `${max} ${per} per ${windowMs / 1000} s`, shape));
+      const limit = `${max} ${per} per ${windowMs / 1000} s`;
+      return sendRateLimited(request, reply, state.resetSeconds, limit, shape);
     };
   };
 
@@ -144,9 +128,36 @@ async function limitsPlugin(
     },
     auth: (area) =>
       hook(config.auth, config.windowMs, (request) => `${area}:ip:${request.ip}`, 'attempts'),
-    keyed: (area, max, windowMs, key) =>
-      hook(max, windowMs, (request) => `${area}:${key(request)}`, 'attempts'),
   });
+}
+
+/**
+ * Writes the RateLimit headers of `state` unless the answer already describes a limit closer
+ * to refusing (several limits may apply to one request: per IP and per email and IP on sign-in).
+ */
+export function describeLimit(reply: FastifyReply, state: LimitState): void {
+  const written = reply.getHeader('ratelimit-remaining');
+  if (written !== undefined && state.remaining > Number(written)) return;
+  reply
+    .header('ratelimit-limit', state.max)
+    .header('ratelimit-remaining', state.remaining)
+    .header('ratelimit-reset', state.resetSeconds);
+}
+
+/** A 429 with `Retry-After` and code 150029 naming `limit` (GraphQL-shaped on /graphql). */
+export function sendRateLimited(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resetSeconds: number,
+  limit: string,
+  shape?: 'graphql',
+): FastifyReply {
+  const retryAfterSeconds = Math.max(1, resetSeconds);
+  return reply
+    .code(429)
+    .header('retry-after', retryAfterSeconds)
+    .header('cache-control', 'no-store')
+    .send(refusal(request, retryAfterSeconds, limit, shape));
 }
 
 /** The body of a 429: code 150029 with the seconds to wait, GraphQL-shaped on /graphql. */

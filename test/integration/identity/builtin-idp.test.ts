@@ -12,14 +12,14 @@ const password = 'correct horse battery';
 describeEachBackend('the built-in identity provider', (backend) => {
   let database: Database;
   let t: TestApp;
-  withTestApp(backend, { env: { IDP_SIGN_IN_LIMIT: '4' } }, (started) => {
+  withTestApp(backend, { env: { IDP_SIGN_IN_LIMIT: '4', TRUST_PROXY: '1' } }, (started) => {
     ({ database, t } = started);
   });
 
-  const signIn = (email: string, secret: string) =>
+  const signIn = (email: string, secret: string, headers: Record<string, string> = {}) =>
     fetch(`${t.url}/idp/sign-in`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ email, password: secret }),
     });
   const newUser = async (email: string) => {
@@ -95,20 +95,33 @@ describeEachBackend('the built-in identity provider', (backend) => {
     );
   });
 
-  it('limits sign-in attempts per email (150029 with retryAfterSeconds); other emails are unaffected', async () => {
+  it('failures count per (email, address): a stranger who failed is refused (150029), the person still signs in from their own', async () => {
     await newUser('hopper@example.test');
-    for (let i = 0; i < 4; i++) {
-      const res = await signIn('hopper@example.test', 'wrong-password');
-      assert.equal(res.status, 401);
-      assert.equal(res.headers.get('ratelimit-remaining'), String(3 - i), 'the per-email count');
+    const from = (address: string, secret: string, email = 'hopper@example.test') =>
+      signIn(email, secret, { 'x-forwarded-for': address });
+    for (const address of ['198.51.100.1', '198.51.100.2']) {
+      for (let i = 0; i < 4; i++) {
+        const res = await from(address, `wrong-password-${i}`);
+        assert.equal(res.status, 401, `${address} attempt ${i + 1}`);
+        assert.equal(res.headers.get('ratelimit-remaining'), String(3 - i), 'per (email, address)');
+      }
     }
-    const limited = await signIn('HOPPER@example.test', password);
+    // The first address has used its failures for this email, even with the right password.
+    const limited = await from('198.51.100.1', password);
     assert.equal(limited.status, 429);
-    assert.ok(Number(limited.headers.get('retry-after')) > 0);
     const body = (await limited.json()) as { error: { code: string; retryAfterSeconds: number } };
     assert.equal(body.error.code, '150029');
+    assert.equal(body.error.retryAfterSeconds, Number(limited.headers.get('retry-after')));
     assert.ok(body.error.retryAfterSeconds > 0 && body.error.retryAfterSeconds <= 900);
-    assert.equal((await signIn('someone-else@example.test', 'x-password')).status, 401);
+    // Eight failures for the email slow its sign-ins down (at most a second), never refuse them.
+    const started = performance.now();
+    const own = await from('203.0.113.9', password);
+    assert.equal(own.status, 200, 'the right password from an address that has not failed');
+    assert.ok(performance.now() - started >= 900, 'slowed down');
+    assert.equal(
+      (await from('198.51.100.1', 'x-password', 'someone-else@example.test')).status,
+      401,
+    );
   });
 
   it('a malformed sign-in request is a 400 with 120001', async () => {
