@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation } from '../core.ts';
 import { serve, work } from '../main.ts';
-import { AppError } from '../shared/errors.ts';
+import { AppError, ErrorCode } from '../shared/errors.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { openDatabase } from '../store/database.ts';
 import { migrateToLatest } from '../store/migrator.ts';
@@ -78,6 +78,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     const core = await buildCore(config);
     try {
       printJson(await run(core, values));
+    } catch (error) {
+      // Operator commands answer in JSON, failures too (DESIGN.md rule 6): what failed inside
+      // (a database message, a stack) is not the answer; the code is what scripts switch on.
+      if (error instanceof AppError || error instanceof UsageError) throw error;
+      throw new AppError(ErrorCode.Internal, 'Internal error: the command did not complete.');
     } finally {
       await core.close();
     }

@@ -1,3 +1,10 @@
+/**
+ * The most one category's balance may hold after a grant, and the most one grant may add:
+ * balances are 32-bit integers in the database and GraphQL `Int` in the contract
+ * (2,147,483,647), so a cap with room for refunds keeps every sum exact and in range.
+ */
+export const maxBalance = 1_000_000_000;
+
 /** One category's part of a debit. */
 export interface DebitPart {
   readonly category: string;

@@ -1,4 +1,5 @@
 import type { AccountRole, AccountStatus, Actor } from '../domain/actor.ts';
+import { maxBalance } from '../domain/credits.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
@@ -44,8 +45,6 @@ export interface GrantInput {
   amount: number;
   reference?: string;
 }
-
-const maxGrant = 1_000_000_000;
 
 /** Whatever caches an account's state alongside its credentials (the API-key verifier). */
 export interface AccountCredentialCache {
@@ -121,16 +120,23 @@ export class AccountService {
     if (problems.length > 0) throw invalidInput(problems);
     const amount = await this.#db.transaction().execute(async (trx) => {
       if ((await findAccount(trx, input.accountId)) === undefined) throw accountNotFound();
-      return changeBalance(trx, {
+      const balance = await changeBalance(trx, {
         accountId: input.accountId,
         category: input.category,
         delta: input.amount,
         reason: 'grant',
         reference: input.reference ?? `operator grant ${this.#clock.now().toISOString()}`,
+        max: maxBalance,
       });
+      if (balance === undefined) {
+        throw invalidInput([
+          { field: 'amount', message: `would bring the balance above ${maxBalance}` },
+        ]);
+      }
+      return balance;
     });
     this.#metrics?.countCredits('grant', [{ category: input.category, amount: input.amount }]);
-    return { category: input.category, amount: amount ?? 0 };
+    return { category: input.category, amount };
   }
 
   /** Operator: suspends, deletes or reactivates an account; turns API-key access on or off. */
@@ -184,8 +190,8 @@ function grantProblems(category: string, amount: number): FieldProblem[] {
       message: `"${category}" is not a category name (a-z, 0-9, _ -)`,
     });
   }
-  if (!Number.isInteger(amount) || amount <= 0 || amount > maxGrant) {
-    problems.push({ field: 'amount', message: `must be a whole number from 1 to ${maxGrant}` });
+  if (!Number.isInteger(amount) || amount <= 0 || amount > maxBalance) {
+    problems.push({ field: 'amount', message: `must be a whole number from 1 to ${maxBalance}` });
   }
   return problems;
 }

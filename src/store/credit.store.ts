@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { newId } from '../shared/ids.ts';
 import type { Queryable } from './database.ts';
 import type { CreditLedgerTable } from './schema.ts';
@@ -15,6 +16,8 @@ export interface BalanceChange {
   reason: CreditLedgerTable['reason'];
   /** What the change is for (a content ID, an operator note); used to find refunds later. */
   reference: string | null;
+  /** A credit that would bring the balance above this changes nothing (returns `undefined`). */
+  max?: number;
 }
 
 export async function listBalances(q: Queryable, accountId: string): Promise<CreditBalanceRow[]> {
@@ -28,8 +31,8 @@ export async function listBalances(q: Queryable, accountId: string): Promise<Cre
 
 /**
  * Changes one balance and writes its ledger row; call it inside a transaction so the two
- * stand or fall together. A debit larger than the balance changes nothing and returns
- * `undefined`: the guard is in the UPDATE itself, so concurrent debits cannot overdraw
+ * stand or fall together. A debit larger than the balance, or a credit above `max`, changes
+ * nothing and returns `undefined`: the guard is in the UPDATE itself, so concurrent debits cannot overdraw
  * (and the table's CHECK would refuse it anyway).
  */
 export async function changeBalance(
@@ -44,13 +47,19 @@ export async function changeBalance(
       ? await q
           .insertInto('credit_balances')
           .values({ account_id: change.accountId, category: change.category, amount: change.delta })
-          .onConflict((oc) =>
-            oc
+          .onConflict((oc) => {
+            const update = oc
               .columns(['account_id', 'category'])
-              .doUpdateSet((eb) => ({ amount: eb('credit_balances.amount', '+', change.delta) })),
-          )
+              .doUpdateSet((eb) => ({ amount: eb('credit_balances.amount', '+', change.delta) }));
+            // Compared as bigint, so the sum itself can never overflow the integer column.
+            return change.max === undefined
+              ? update
+              : update.where(
+                  sql<boolean>`credit_balances.amount::bigint + ${change.delta} <= ${change.max}`,
+                );
+          })
           .returning('amount')
-          .executeTakeFirstOrThrow()
+          .executeTakeFirst()
       : await q
           .updateTable('credit_balances')
           .set((eb) => ({ amount: eb('amount', '+', change.delta) }))

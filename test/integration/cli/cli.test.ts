@@ -197,6 +197,9 @@ describe('bin/atelier on the embedded database', () => {
       /Invalid configuration:\n {2}- PORT: .*\n {2}- LOG_LEVEL: .*\n$/,
     );
   });
+  it('credits are capped at 1,000,000,000 per balance: a grant past it is a JSON 120001 on amount and changes nothing', async () => {
+    await assertCreditCap({ DATA_DIR: tempDataDir() });
+  });
 });
 
 describe('bin/atelier on PostgreSQL', {
@@ -244,4 +247,42 @@ describe('bin/atelier on PostgreSQL', {
       await server.stop();
     }
   });
+
+  it('the credit cap holds on PostgreSQL too', async () => {
+    const database = await createEmptyPostgresDatabase();
+    after(() => database.drop());
+    const env = { DATABASE_URL: database.url, DATA_DIR: tempDataDir() };
+    assert.equal((await atelier(['migrate'], env)).code, 0);
+    await assertCreditCap(env);
+  });
 });
+
+/** A grant past the credit cap, or of an amount past it, is a JSON 120001 and changes nothing. */
+async function assertCreditCap(env: Record<string, string>) {
+  const refusedOn = (result: { code: number; stdout: string; stderr: string }) => {
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout, '');
+    const { error } = JSON.parse(result.stderr) as { error: { code: string; field: string } };
+    return `${error.code} ${error.field}`;
+  };
+  const tooBig = await atelier(
+    ['account', 'create', '--alias', 'rich', '--credits', 'standard=99999999999'],
+    env,
+  );
+  assert.equal(refusedOn(tooBig), '120001 amount');
+  const created = await atelier(
+    ['account', 'create', '--alias', 'rich', '--credits', 'standard=999999990'],
+    env,
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const { id } = JSON.parse(created.stdout) as { id: string };
+  const grant = (amount: string) =>
+    atelier(
+      ['account', 'grant', '--account', id, '--category', 'standard', '--amount', amount],
+      env,
+    );
+  assert.equal(refusedOn(await grant('99999999999')), '120001 amount');
+  assert.equal(refusedOn(await grant('11')), '120001 amount');
+  const exact = await grant('10');
+  assert.deepEqual(JSON.parse(exact.stdout), { category: 'standard', amount: 1_000_000_000 });
+}
