@@ -3,6 +3,7 @@ import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation } from '../core.ts';
 import { serve, work } from '../main.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
+import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { openDatabase } from '../store/database.ts';
 import { migrateToLatest } from '../store/migrator.ts';
@@ -55,6 +56,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       allowPositionals: true,
       allowNegative: true,
     });
+    // Every argument is client text like any other (120001 naming the option).
+    assertAcceptableText(values, '');
     const command = positionals.join(' ');
     if (values.help || command === '' || command === 'help') {
       console.log(usage);
@@ -147,9 +150,11 @@ async function readPassword(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   // One line: a trailing newline (echo, a here-string) is not part of the password.
-  return Buffer.concat(chunks)
+  const password = Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
+  assertAcceptableText(password, 'password');
+  return password;
 }
 
 async function migrate(config: Config): Promise<string[]> {

@@ -3,6 +3,8 @@ import type { GraphQLSchema } from 'graphql';
 import mercurius, { type MercuriusPlugin } from 'mercurius';
 import type { AuthResult } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
+import { invalidInput } from '../../shared/errors.ts';
+import { findTextProblem } from '../../shared/text-input.ts';
 import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
 import { errorBody } from './error-formatter.ts';
@@ -40,8 +42,13 @@ export async function graphqlPlugin(
   // Credentials are settled before Mercurius parses anything: an invalid API key is answered
   // with 401 and no execution at all (spec §5.1, §7 rule 2; DESIGN.md "Error catalogue").
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    // Too long a document is refused before anything else is done with it.
-    const refused = checkSource(documentOf(request), opts.limits) ?? checkGetOperation(request);
+    // Too long a document, and text no edge accepts (NUL, unpaired surrogates) in the
+    // variables, are refused before anything else is done with them; literals: text-rule.ts.
+    const badText = findTextProblem(variablesOf(request), '');
+    const refused =
+      checkSource(documentOf(request), opts.limits) ??
+      checkGetOperation(request) ??
+      (badText === null ? null : invalidInput([badText]));
     if (refused !== null) {
       const mediaType = responseMediaType(request);
       return reply
@@ -115,6 +122,18 @@ function documentOf(request: FastifyRequest): string {
   const from = request.method === 'GET' ? request.query : request.body;
   const query = (from as { query?: unknown } | null)?.query;
   return typeof query === 'string' ? query : '';
+}
+
+/** The variables of a POST body, or of a GET query string (JSON text there). */
+function variablesOf(request: FastifyRequest): unknown {
+  const from = request.method === 'GET' ? request.query : request.body;
+  const variables = (from as { variables?: unknown } | null)?.variables;
+  if (typeof variables !== 'string') return variables;
+  try {
+    return JSON.parse(variables) as unknown;
+  } catch {
+    return null; // Mercurius answers unreadable variables itself.
+  }
 }
 
 /** The `operationName` a POST body or GET query string names, if any. */

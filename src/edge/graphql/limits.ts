@@ -21,6 +21,7 @@ import {
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { maxPageSize } from '../../shared/pagination.ts';
+import { acceptableTextRule } from './text-rule.ts';
 
 function limitError(limit: string, max: number, actual: number, message: string): AppError {
   return new AppError(ErrorCode.QueryTooLarge, message, { limit, max, actual });
@@ -60,7 +61,10 @@ export function checkSource(query: string, limits: QueryLimits): AppError | null
 
 /** Validation rules enforcing the limits, added to graphql's own. */
 export function limitRules(limits: QueryLimits): ValidationRule[] {
-  const rules: ValidationRule[] = [(context) => operationLimits(context, limits)];
+  const rules: ValidationRule[] = [
+    (context) => operationLimits(context, limits),
+    acceptableTextRule,
+  ];
   if (!limits.introspection) rules.push(NoSchemaIntrospectionCustomRule);
   return rules;
 }

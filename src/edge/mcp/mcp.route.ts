@@ -4,8 +4,11 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
+import { ErrorCode, invalidInput } from '../../shared/errors.ts';
+import { findTextProblem } from '../../shared/text-input.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
+import { toolError } from './tool-result.ts';
 import { registerAccountTools } from './tools/account.tools.ts';
 import { registerGenerationTools } from './tools/generation.tools.ts';
 import { registerMediaTools } from './tools/media.tools.ts';
@@ -101,6 +104,10 @@ export async function mcpRoutes(
           error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported.' },
         });
     }
+    const badText = refuseText(request.body);
+    if (badText !== null) {
+      return reply.code(badText.status).header('cache-control', 'no-store').send(badText.body);
+    }
     const server = new McpServer(
       { name: 'atelier', title: 'Atelier', version: o.version },
       { instructions },
@@ -139,4 +146,35 @@ export async function mcpRoutes(
       },
     });
   }
+}
+
+/**
+ * Text no edge accepts (NUL, unpaired surrogates) never reaches a tool: in a tool's arguments
+ * it is that call's result, `isError` with 120001 naming the argument, as any domain error
+ * is; anywhere else in the message it is a JSON-RPC Invalid params error. Answered as JSON
+ * (which the client accepts alongside an event stream) without the transport.
+ */
+function refuseText(body: unknown): { status: number; body: unknown } | null {
+  if (findTextProblem(body, '') === null) return null;
+  const message = body as { id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
+  const inArguments = findTextProblem(message.params?.arguments, '');
+  if (message.method === 'tools/call' && id !== null && inArguments !== null)
+    return {
+      status: 200,
+      body: { jsonrpc: '2.0', id, result: toolError(invalidInput([inArguments])) },
+    };
+  const problem = findTextProblem(body, '')!;
+  return {
+    status: 400,
+    body: {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: -32602,
+        message: `Invalid params: ${problem.field} ${problem.message}.`,
+        data: { code: ErrorCode.InvalidInput, field: problem.field },
+      },
+    },
+  };
 }

@@ -17,26 +17,31 @@ export async function runTool(body: () => Promise<CallToolResult>): Promise<Call
   try {
     return await body();
   } catch (error) {
-    const known =
-      error instanceof AppError ? error : new AppError(ErrorCode.Internal, 'Internal error.');
-    const details = {
-      code: known.code,
-      message: known.message,
-      retryable: known.retryable,
-      ...known.details,
-    };
-    // No structuredContent: clients validate it against the tool's output schema, which
-    // describes success. The details are JSON on the second line of the text.
-    return {
-      isError: true,
-      content: [
-        {
-          type: 'text',
-          text: `Error ${known.code}: ${known.message}\n${JSON.stringify({ error: details })}`,
-        },
-      ],
-    };
+    return toolError(
+      error instanceof AppError ? error : new AppError(ErrorCode.Internal, 'Internal error.'),
+    );
   }
+}
+
+/** A tool result with `isError: true` carrying the code and details of `error`. */
+export function toolError(error: AppError): CallToolResult {
+  const details = {
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    ...error.details,
+  };
+  // No structuredContent: clients validate it against the tool's output schema, which
+  // describes success. The details are JSON on the second line of the text.
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `Error ${error.code}: ${error.message}\n${JSON.stringify({ error: details })}`,
+      },
+    ],
+  };
 }
 
 const definitions = new Map<string, unknown>();

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { GraphQLError, type GraphQLSchema, specifiedRules, validate } from 'graphql';
+import { GraphQLError, type GraphQLSchema, parse, specifiedRules, validate } from 'graphql';
 import { CloseCode, type Context } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
-import { AppError } from '../../shared/errors.ts';
+import { AppError, invalidInput } from '../../shared/errors.ts';
+import { findTextProblem } from '../../shared/text-input.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
 import {
   appErrorExtensions,
@@ -135,6 +136,21 @@ export function attachGraphqlWebSocket(options: {
         if (tooLarge !== null) {
           return refuse([
             new GraphQLError(tooLarge.message, { extensions: appErrorExtensions(tooLarge, id) }),
+          ]);
+        }
+        // graphql-ws parses after this hook and, on a syntax error, closes the whole socket
+        // (4500): a document that does not parse is refused here, as that operation's error.
+        try {
+          parse(payload.query, { noLocation: true });
+        } catch (error) {
+          if (error instanceof GraphQLError) return refuse([error]);
+          throw error;
+        }
+        const badText = findTextProblem(payload.variables ?? null, '');
+        if (badText !== null) {
+          const error = invalidInput([badText]);
+          return refuse([
+            new GraphQLError(error.message, { extensions: appErrorExtensions(error, id) }),
           ]);
         }
         const auth = await authenticate(connection.credentials);

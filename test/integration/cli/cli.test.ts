@@ -197,6 +197,39 @@ describe('bin/atelier on the embedded database', () => {
       /Invalid configuration:\n {2}- PORT: .*\n {2}- LOG_LEVEL: .*\n$/,
     );
   });
+  it('text no edge accepts (NUL) is a JSON 120001 naming the field', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const created = await atelier(['account', 'create', '--alias', 'texty'], env);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    // Arguments carry neither (the OS passes C strings; bytes that are not UTF-8 arrive as
+    // U+FFFD, so no process input can hold a lone surrogate): NUL on standard input can.
+    for (const password of ['a long pass\u0000word', '\u0000a long password']) {
+      const added = await atelier(
+        [
+          'idp',
+          'user',
+          'add',
+          '--account',
+          id,
+          '--email',
+          'texty@example.test',
+          '--password-stdin',
+        ],
+        env,
+        password,
+      );
+      assert.equal(added.code, 1, added.stderr);
+      const { error } = JSON.parse(added.stderr) as { error: { code: string; field: string } };
+      assert.deepEqual([error.code, error.field], ['120001', 'password']);
+    }
+    const ok = await atelier(
+      ['idp', 'user', 'add', '--account', id, '--email', 'texty@example.test', '--password-stdin'],
+      env,
+      'a long password',
+    );
+    assert.equal(ok.code, 0, 'nothing was created by the refused ones');
+  });
+
   it('credits are capped at 1,000,000,000 per balance: a grant past it is a JSON 120001 on amount and changes nothing', async () => {
     await assertCreditCap({ DATA_DIR: tempDataDir() });
   });

@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Database } from '../../../src/store/database.ts';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { testModels } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  exchangeWithOauth4webapi,
+  newPkce,
+  TestBrowser,
+} from '../../helpers/oauth-flow.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+import { collect, wsClient } from '../../helpers/ws.ts';
+
+/** Text no edge accepts: PostgreSQL refuses NUL; a lone surrogate has no UTF-8 encoding. */
+const hostile = [
+  ['NUL', 'a kite\u0000'],
+  ['a lone high surrogate', 'a kite \ud800'],
+  ['a lone low surrogate', '\udfff'],
+] as const;
+
+const submit = `mutation S($input: GenerateImageInput!) {
+  generateImage(input: $input) { contentId }
+}`;
+const listByKey = `query L($key: String) {
+  listContents(filter: { idempotencyKey: $key }) { nodes { contentId } }
+}`;
+/** A GraphQL string literal for `text`: JSON's escapes (`\u0000`, `\ud800`) are GraphQL's. */
+const literal = (text: string) => JSON.stringify(text);
+
+/** Every way a client sends text: the refusal it must get (code and field). */
+interface Refusal {
+  code: string | undefined;
+  field: unknown;
+}
+
+describeEachBackend('hostile text is 120001 naming the field, on every edge', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  withTestApp(backend, { env: { MODELS: testModels, WORKER_CONCURRENCY: '0' } }, (started) => {
+    ({ database, t } = started);
+  });
+
+  const image = (extra: Record<string, unknown>) => ({
+    modelId: 'mdl_test-fast',
+    prompt: 'a kite',
+    ...extra,
+  });
+  const contents = async (accountId: string) =>
+    (
+      await database.db
+        .selectFrom('contents')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .execute()
+    ).length;
+
+  const graphqlRefusal = async (
+    apiKey: string,
+    request: { query: string; variables?: Record<string, unknown> },
+  ): Promise<Refusal> => {
+    const res = await graphql(t.url, { ...request, apiKey });
+    const error = res.body.errors?.[0]?.extensions;
+    return { code: error?.code, field: error?.field };
+  };
+
+  const wsRefusal = async (
+    apiKey: string,
+    request: { query: string; variables?: Record<string, unknown> },
+  ): Promise<Refusal> => {
+    const ws = wsClient(t.url, { apiKey });
+    try {
+      const run = collect(ws.client, request.query, request.variables);
+      const outcome = await run.finished;
+      const error =
+        (outcome.error as Array<{ extensions?: Record<string, unknown> }> | undefined)?.[0] ??
+        run.results[0]?.errors?.[0];
+      return {
+        code: error?.extensions?.code as string | undefined,
+        field: error?.extensions?.field,
+      };
+    } finally {
+      await ws.client.dispose();
+    }
+  };
+
+  it('GraphQL over HTTP and WebSocket: variables (values and keys) and inline literals', async () => {
+    const { apiKey, account } = await seedAccount(t.app);
+    for (const [what, text] of hostile) {
+      // GraphQL's own lexer refuses a surrogate escape ("\ud800") as a syntax error: 120001
+      // with its location instead of a field. NUL escapes parse, and are named by the rule.
+      const literalField = (field: string) => (text.includes('\u0000') ? field : undefined);
+      const cases: Array<
+        [string, { query: string; variables?: Record<string, unknown> }, string | undefined]
+      > = [
+        [
+          'prompt variable',
+          { query: submit, variables: { input: image({ prompt: text }) } },
+          'input.prompt',
+        ],
+        [
+          'idempotency key variable',
+          { query: submit, variables: { input: image({ idempotencyKey: text }) } },
+          'input.idempotencyKey',
+        ],
+        [
+          'element id in a list',
+          { query: submit, variables: { input: image({ elementIds: ['ok', text] }) } },
+          'input.elementIds[1]',
+        ],
+        ['filter variable', { query: listByKey, variables: { key: text } }, 'key'],
+        [
+          'key name',
+          { query: submit, variables: { input: { ...image({}), [`x${text}`]: 1 } } },
+          `input.x${text.replaceAll('\u0000', '\uFFFD').toWellFormed()}`,
+        ],
+        [
+          'prompt literal',
+          {
+            query: `mutation { generateImage(input: { modelId: "mdl_test-fast", prompt: ${literal(text)} }) { contentId } }`,
+          },
+          literalField('input.prompt'),
+        ],
+        [
+          'filter literal',
+          {
+            query: `{ listContents(filter: { idempotencyKey: ${literal(text)} }) { nodes { contentId } } }`,
+          },
+          literalField('filter.idempotencyKey'),
+        ],
+      ];
+      for (const [name, request, field] of cases) {
+        for (const [edge, refusal] of [
+          ['HTTP', graphqlRefusal],
+          ['WebSocket', wsRefusal],
+        ] as const) {
+          assert.deepEqual(
+            await refusal(apiKey, request),
+            { code: '120001', field },
+            `${what}, ${name}, ${edge}`,
+          );
+        }
+      }
+    }
+    assert.equal(await contents(account.id), 0, 'nothing was submitted');
+    // Well-formed text of every script still passes.
+    const ok = await graphql(t.url, {
+      query: submit,
+      variables: { input: image({ prompt: 'ein Drache 🐉, 日本の凧', idempotencyKey: 'κλειδί' }) },
+      apiKey,
+    });
+    assert.equal(ok.body.errors, undefined);
+  });
+
+  it('GraphQL over GET: variables in the query string', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const url = new URL(`${t.url}/graphql`);
+    url.searchParams.set('query', listByKey);
+    url.searchParams.set('variables', JSON.stringify({ key: 'k\u0000' }));
+    const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { errors: Array<{ extensions: Record<string, unknown> }> };
+    assert.deepEqual(
+      [body.errors[0]!.extensions.code, body.errors[0]!.extensions.field],
+      ['120001', 'key'],
+    );
+  });
+
+  it('MCP tool arguments: the call is an isError result with 120001 and the field; nothing runs', async () => {
+    const seeded = await seedAccount(t.app, { credits: { standard: 20 } });
+    const email = `hostile-${seeded.account.id}@example.test`;
+    await t.app.services.identityProvider!.addUser({
+      accountId: seeded.account.id,
+      email,
+      password: 'an mcp password',
+    });
+    const pkce = await newPkce();
+    const redirectUri = 'http://localhost:45999/oauth/callback';
+    const callback = await authorizeInBrowser(
+      new TestBrowser(t.url),
+      t.url,
+      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri, pkce }),
+      { email, password: 'an mcp password' },
+    );
+    const { access_token: token } = await exchangeWithOauth4webapi(
+      t.url,
+      'atelier-local-tools',
+      redirectUri,
+      callback,
+      pkce,
+    );
+    const client = new Client({ name: 'hostile', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      for (const [what, text] of hostile) {
+        const calls: Array<[string, Record<string, unknown>, string]> = [
+          [
+            'generate_image',
+            { model_id: 'mdl_test-fast', prompt: text, idempotency_key: 'k1' },
+            'prompt',
+          ],
+          [
+            'generate_image',
+            { model_id: 'mdl_test-fast', prompt: 'a kite', idempotency_key: text },
+            'idempotency_key',
+          ],
+          ['list_generations', { idempotency_key: text }, 'idempotency_key'],
+          ['list_voice_models', { language: text }, 'language'],
+        ];
+        for (const [name, args, field] of calls) {
+          const result = await client.callTool({ name, arguments: args });
+          assert.equal(result.isError, true, `${what}, ${name}`);
+          const [content] = result.content as Array<{ text: string }>;
+          const { error } = JSON.parse(content!.text.split('\n')[1]!) as {
+            error: { code: string; field: string };
+          };
+          assert.deepEqual([error.code, error.field], ['120001', field], `${what}, ${name}`);
+        }
+      }
+    } finally {
+      await client.close();
+    }
+    assert.equal(await contents(seeded.account.id), 0);
+  });
+});
