@@ -13,6 +13,7 @@ import { mediaRoutes } from './edge/http/media.route.ts';
 import { metricsRoutes } from './edge/http/metrics.route.ts';
 import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
+import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       services: core.services,
       https: config.publicUrl.startsWith('https:'),
     });
+    await http.register(textInputHook);
     await http.register(metricsRoutes, { metrics: core.metrics });
     const windows = await rateLimitWindows(config, core, http, overrides);
     await http.register(rateLimitsPlugin, { config: config.rateLimits, windows });

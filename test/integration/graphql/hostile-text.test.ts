@@ -157,6 +157,48 @@ describeEachBackend('hostile text is 120001 naming the field, on every edge', (b
     assert.equal(ok.body.errors, undefined);
   });
 
+  it('every other HTTP route: 400 with 120001 naming the field (RFC 6749 invalid_request on /oauth)', async () => {
+    const json = (path: string, body: unknown) =>
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    for (const [what, text] of hostile) {
+      const cases: Array<[string, () => Promise<Response>, string]> = [
+        [
+          'sign-in email',
+          () => json('/idp/sign-in', { email: `a${text}@example.test`, password: 'x-password' }),
+          'email',
+        ],
+        [
+          'sign-in password',
+          () => json('/idp/sign-in', { email: 'a@example.test', password: `pass${text}word` }),
+          'password',
+        ],
+        ['session token', () => json('/auth/session', { id_token: `e30${text}` }), 'id_token'],
+        [
+          'media id',
+          () => fetch(`${t.url}/media/${encodeURIComponent('med_\u0000')}?exp=1&sig=x`),
+          'mediaId',
+        ],
+      ];
+      for (const [name, send, field] of cases) {
+        if (name === 'media id' && what !== 'NUL') continue; // a URL's lone surrogate is not UTF-8
+        const res = await send();
+        assert.equal(res.status, 400, `${what}, ${name}`);
+        const { error } = (await res.json()) as { error: { code: string; field: string } };
+        assert.deepEqual([error.code, error.field], ['120001', field], `${what}, ${name}`);
+      }
+    }
+    const authorize = await fetch(
+      `${t.url}/oauth/authorize?response_type=code&client_id=atelier-local-tools&state=${encodeURIComponent('s\u0000')}`,
+      { redirect: 'manual' },
+    );
+    assert.equal(authorize.status, 400);
+    assert.equal(((await authorize.json()) as { error: string }).error, 'invalid_request');
+  });
+
   it('GraphQL over GET: variables in the query string', async () => {
     const { apiKey } = await seedAccount(t.app);
     const url = new URL(`${t.url}/graphql`);

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ErrorCode } from '../../shared/errors.ts';
+import { findTextProblem } from '../../shared/text-input.ts';
+
+/** Routes that check text themselves, in their own protocol's shape. */
+const ownCheck = new Set(['/graphql', '/mcp']);
+
+/**
+ * Every other route (sign-in, OAuth, session, media, uploads) refuses text no edge accepts
+ * (`textProblem`: NUL, unpaired surrogates) in its path parameters, query string and parsed
+ * body before anything runs: `400` with 120001 naming the field, or RFC 6749's
+ * `invalid_request` on the authorization server's routes. A binary body is not text.
+ */
+async function textInputPlugin(app: FastifyInstance) {
+  app.addHook('preValidation', async (request, reply) => {
+    const route = request.routeOptions.url ?? '';
+    if (ownCheck.has(route)) return;
+    const problem =
+      findTextProblem(request.params, '') ??
+      findTextProblem(request.query, '') ??
+      findTextProblem(request.body, '');
+    if (problem === null) return;
+    reply.code(400).header('cache-control', 'no-store');
+    if (route.startsWith('/oauth/'))
+      return reply.send({
+        error: 'invalid_request',
+        error_description: `${problem.field} ${problem.message}.`,
+      });
+    return reply.send({
+      error: {
+        code: ErrorCode.InvalidInput,
+        message: `${problem.field}: ${problem.message}`,
+        field: problem.field,
+        problems: [problem],
+        requestId: request.id,
+      },
+    });
+  });
+}
+
+/** Not encapsulated: the hook applies to every route registered after it. */
+export const textInputHook = fp(textInputPlugin, { name: 'atelier-text-input' });
