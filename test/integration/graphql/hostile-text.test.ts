@@ -204,13 +204,21 @@ describeEachBackend('hostile text is 120001 naming the field, on every edge', (b
     const url = new URL(`${t.url}/graphql`);
     url.searchParams.set('query', listByKey);
     url.searchParams.set('variables', JSON.stringify({ key: 'k\u0000' }));
-    const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
-    assert.equal(res.status, 400);
-    const body = (await res.json()) as { errors: Array<{ extensions: Record<string, unknown> }> };
-    assert.deepEqual(
-      [body.errors[0]!.extensions.code, body.errors[0]!.extensions.field],
-      ['120001', 'key'],
-    );
+    // A request error: 200 under application/json, 400 under the GraphQL response media type.
+    for (const [accept, status] of [
+      ['application/json', 200],
+      ['application/graphql-response+json', 400],
+    ] as const) {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}`, accept } });
+      assert.equal(res.status, status, accept);
+      const body = (await res.json()) as {
+        errors: Array<{ extensions: Record<string, unknown> }>;
+      };
+      assert.deepEqual(
+        [body.errors[0]!.extensions.code, body.errors[0]!.extensions.field],
+        ['120001', 'key'],
+      );
+    }
   });
 
   it('MCP tool arguments: the call is an isError result with 120001 and the field; nothing runs', async () => {
