@@ -40,6 +40,8 @@ export interface AppOverrides extends CoreOverrides {
   logStream?: DestinationStream;
   /** Limits of the GraphQL WebSocket (the benchmark raises them). */
   webSocketLimits?: Partial<WebSocketLimits>;
+  /** How a slowed sign-in waits (tests record the pause instead of sleeping through it). */
+  signInPause?: (ms: number) => Promise<unknown>;
 }
 
 /** Secrets never reach the log, whatever a later change decides to log (DESIGN.md rule 6). */
@@ -136,7 +138,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     if (core.services.identityProvider !== null) {
       await http.register(idpRoutes, {
         idp: core.services.identityProvider,
-        throttle: new SignInThrottle({ windows, maxFailures: config.signInLimit }),
+        throttle: new SignInThrottle({
+          windows,
+          maxFailures: config.signInLimit,
+          ...(overrides.signInPause ? { pause: overrides.signInPause } : {}),
+        }),
       });
     }
     await http.ready();

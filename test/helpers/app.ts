@@ -28,6 +28,7 @@ export async function startTestApp(
     port?: number;
     cimdFetch?: AppOverrides['cimdFetch'];
     webSocketLimits?: AppOverrides['webSocketLimits'];
+    signInPause?: AppOverrides['signInPause'];
   } = {},
 ): Promise<TestApp> {
   const lines: string[] = [];
@@ -59,6 +60,7 @@ export async function startTestApp(
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
     ...(options.webSocketLimits ? { webSocketLimits: options.webSocketLimits } : {}),
+    ...(options.signInPause ? { signInPause: options.signInPause } : {}),
   });
   const address = await app.http.listen({ host: '127.0.0.1', port });
   return {
