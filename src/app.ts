@@ -13,6 +13,7 @@ import { mediaRoutes } from './edge/http/media.route.ts';
 import { metricsRoutes } from './edge/http/metrics.route.ts';
 import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
+import { serializeRequest } from './edge/http/request-log.ts';
 import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
@@ -68,7 +69,13 @@ export interface App extends Core {
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const core = await buildCore(config, overrides);
   const http = Fastify({
-    logger: { level: config.logLevel, redact, stream: overrides.logStream ?? process.stdout },
+    logger: {
+      level: config.logLevel,
+      redact,
+      // Request URLs lose their signed query strings and access tokens (request-log.ts).
+      serializers: { req: serializeRequest },
+      stream: overrides.logStream ?? process.stdout,
+    },
     genReqId: requestIdOf,
     trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: config.maxBodyBytes,

@@ -4,6 +4,7 @@ import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { submitImage, testModels, waitForTask } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
+import { download, testPicture, uploadOk } from '../../helpers/media.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // An operator follows one generation through the logs: the request that submitted it (by its
@@ -42,5 +43,34 @@ describeEachBackend('structured logs', (backend) => {
     assert.equal(typeof ended?.ms, 'number');
     // Secrets never reach the log.
     assert.equal(t.logs().includes(apiKey), false);
+  });
+
+  it('request logs hold no signed query strings and no access_token values', async () => {
+    const { apiKey } = await seedAccount(t.app);
+    const picture = await testPicture(32, 32);
+    const mediaId = await uploadOk(t.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: picture,
+    });
+    await download(t.url, apiKey, mediaId);
+    const signed = await fetch(`${t.url}/media/${mediaId}?exp=1&sig=forged-signature-value`);
+    assert.equal(signed.status >= 400, true);
+    const withToken = await fetch(
+      `${t.url}/graphql?query=%7B__typename%7D&access_token=leaked-token-value&other=kept`,
+    );
+    assert.equal(withToken.status, 200);
+
+    const urls = t
+      .logs()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url)
+      .filter((url): url is string => url !== undefined);
+    assert.ok(urls.some((u) => u === `/media/${mediaId}?[redacted]`));
+    assert.ok(urls.some((u) => u.startsWith('/uploads/') && u.endsWith('?[redacted]')));
+    assert.ok(urls.includes('/graphql?query=%7B__typename%7D&access_token=[redacted]&other=kept'));
+    for (const secret of ['sig=', 'exp=', 'X-Amz-', 'leaked-token-value', 'forged-signature'])
+      assert.equal(t.logs().includes(secret), false, `${secret} reached the log`);
   });
 });
