@@ -7,7 +7,7 @@ import type { IdTokenVerifier } from './id-token-verifier.ts';
 /**
  * `X-IdP-Token` (and the WebSocket `idpToken`): a verified ID token's (issuer, subject) maps
  * to one account; a first sign-in opens one when configured to. An invalid token is refused
- * with 100101 for protected fields (public ones still answer); unreachable keys give 100102.
+ * with 100101 before execution (HTTP 401); unreachable keys give 100102 for protected fields.
  */
 export class OidcIdTokenAuthenticator implements IdTokenAuthenticator {
   readonly #db: Db;
@@ -25,7 +25,10 @@ export class OidcIdTokenAuthenticator implements IdTokenAuthenticator {
     try {
       identity = await this.#verifier.verify(idToken);
     } catch (error) {
-      if (error instanceof AppError) return { kind: 'refused', error, rejectRequest: false };
+      // An invalid token is refused before execution like an invalid API key (HTTP 401);
+      // unreachable keys are not the token's fault, so public fields still answer.
+      if (error instanceof AppError)
+        return { kind: 'refused', error, rejectRequest: error.code === ErrorCode.Unauthenticated };
       throw error;
     }
     const accountId = await this.#accountOf(identity);

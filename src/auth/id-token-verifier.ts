@@ -22,8 +22,9 @@ export interface IdTokenVerifierOptions {
 /**
  * Verifies an ID token exactly the same way for the built-in and any external issuer:
  * signature by the issuer's keys with an allowed algorithm, `iss`, `aud`, `exp`, `iat`/`nbf`
- * with a small tolerance, and a subject. A bad token is 100101; keys that cannot be fetched
- * are 100102 (the token may well be good).
+ * with a small tolerance, and a subject. A bad token is 100101 with one generic message (the
+ * failed check is the error's cause, for the log); keys that cannot be fetched are 100102
+ * (the token may well be good).
  */
 export class IdTokenVerifier {
   readonly #o: IdTokenVerifierOptions;
@@ -56,12 +57,22 @@ export class IdTokenVerifier {
   }
 }
 
+/** The one message for any ID token that fails a check (signature, issuer, audience, expiry…). */
+export const invalidIdTokenMessage =
+  'The ID token is not valid. Sign in again with the identity provider for a fresh one.';
+
 function classify(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof errors.JOSEError) {
+    // Which check failed helps an attacker probing tokens more than a client: it goes to
+    // the log (as the cause), and the client gets one message for every bad token.
     return new AppError(
       ErrorCode.Unauthenticated,
-      `The ID token is not valid here (${describe(error)}).`,
+      invalidIdTokenMessage,
+      {},
+      {
+        cause: `ID token refused: ${describe(error)}`,
+      },
     );
   }
   // jose judges tokens with JOSEErrors; anything else is unexpected, and not the token's fault.

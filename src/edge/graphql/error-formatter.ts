@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import type { AuthResult } from '../../auth/authenticate.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { GraphqlMediaType } from './media-type.ts';
 import { generationMutationFields } from './schema/generation.schema.ts';
@@ -88,4 +89,16 @@ export function flattenErrors(errors: readonly GraphQLError[]): GraphQLError[] {
     const inner = (error.originalError as { errors?: unknown } | undefined)?.errors;
     return Array.isArray(inner) ? (inner as GraphQLError[]) : [error];
   });
+}
+
+/**
+ * Why credentials were refused, for the log only: the client's message is generic (which
+ * check an ID token failed) or says nothing of internals (a database that is away); the
+ * error's cause holds the rest, logged under the request id of `log`.
+ */
+export function logRefusal(log: FastifyBaseLogger, auth: AuthResult): void {
+  if (auth.kind !== 'refused' || auth.error.cause === undefined) return;
+  if (auth.error.retryable)
+    log.warn({ err: auth.error.cause, code: auth.error.code }, 'credentials could not be checked');
+  else log.info({ reason: auth.error.cause, code: auth.error.code }, 'credentials refused');
 }

@@ -9,6 +9,7 @@ import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
 import { errorBody } from './error-formatter.ts';
 import { answerErrors, setGraphqlMediaType } from './http-answer.ts';
+import { errorBody, flattenErrors, logRefusal, toGraphqlError } from './error-formatter.ts';
 import { checkSource, limitRules } from './limits.ts';
 import { requestErrorStatus, responseMediaType } from './media-type.ts';
 import { checkBodyShape, checkGetOperation } from './request-shape.ts';
@@ -39,8 +40,9 @@ export async function graphqlPlugin(
   const { services } = opts;
   app.decorateRequest('graphqlAuth', null);
 
-  // Credentials are settled before Mercurius parses anything: an invalid API key is answered
-  // with 401 and no execution at all (spec §5.1, §7 rule 2; DESIGN.md "Error catalogue").
+  // Credentials are settled before Mercurius parses anything: an invalid API key or ID token
+  // is answered with 401 and no execution at all (spec §5.1, §7 rule 2; DESIGN.md "Error
+  // catalogue").
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     // Too long a document, and text no edge accepts (NUL, unpaired surrogates) in the
     // variables, are refused before anything else is done with them; literals: text-rule.ts.
@@ -60,6 +62,7 @@ export async function graphqlPlugin(
       authorization: request.headers.authorization,
       idpToken: headerValue(request.headers['x-idp-token']),
     });
+    logRefusal(request.log, auth);
     if (auth.kind === 'refused' && auth.rejectRequest) {
       return reply
         .code(401)

@@ -14,6 +14,7 @@ import { findTextProblem } from '../../shared/text-input.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
 import {
   appErrorExtensions,
+  logRefusal,
   toGraphqlError,
   withoutSuggestions,
 } from '../graphql/error-formatter.ts';
@@ -79,8 +80,11 @@ export function attachGraphqlWebSocket(options: {
   const perAccount = new Map<string, number>();
   const active = new Map<string, { accountId: string }>(); // `${connection}:${operation}` → owner
 
-  const authenticate = (credentials: GraphqlCredentials): Promise<AuthResult> =>
-    services.graphqlAuth.authenticate(credentials);
+  const authenticate = async (credentials: GraphqlCredentials): Promise<AuthResult> => {
+    const auth = await services.graphqlAuth.authenticate(credentials);
+    logRefusal(log, auth);
+    return auth;
+  };
   const release = (key: string) => {
     const owner = active.get(key);
     if (owner === undefined) return;
@@ -241,7 +245,8 @@ export function attachGraphqlWebSocket(options: {
     const timer = setInterval(() => {
       authenticate(connection.credentials).then(
         (auth) => {
-          if (auth.kind === 'refused')
+          // 100102 (the database or the issuer away) says nothing about the credential.
+          if (auth.kind === 'refused' && !auth.error.retryable)
             socket.close(CloseCode.Forbidden, 'Forbidden: the credential is no longer valid');
         },
         (error: unknown) => log.warn({ err: error }, 'websocket credential re-check failed'),

@@ -101,9 +101,9 @@ describeEachBackend('credentials on /graphql (spec §5.1)', (backend) => {
     assert.deepEqual(errorCodes(res), ['100101']);
   });
 
-  it('an ID token alone does not authenticate without an identity provider', async () => {
+  it('an invalid ID token alone is refused with HTTP 401 before execution', async () => {
     const res = await graphql(t.url, { query: me, headers: { 'x-idp-token': 'not-a-token' } });
-    assert.equal(res.status, 200);
+    assert.equal(res.status, 401);
     assert.deepEqual(errorCodes(res), ['100101']);
   });
 

@@ -96,14 +96,37 @@ describeEachBackend(
         },
       ],
       ['not a JWT at all', async () => 'hello'],
+      ['an API key', async () => `svc_${'A'.repeat(32)}`],
     ];
+    const messages = new Set<string>();
     for (const [label, make] of bad) {
-      it(`refuses ${label} with 100101; public fields still answer`, async () => {
-        const res = await asToken(await make());
-        assert.equal(res.status, 200);
+      it(`refuses ${label} with HTTP 401 and 100101 like an invalid API key`, async () => {
+        const requestId = `bad-idp-token-${messages.size}`;
+        const before = await t.app.database.db
+          .selectFrom('accounts')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow();
+        const res = await graphql<{ getUserByPrivateId: unknown }>(t.url, {
+          query: me,
+          headers: { 'x-idp-token': await make(), 'x-request-id': requestId },
+        });
+        assert.equal(res.status, 401);
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
         assert.deepEqual(errorCodes(res), ['100101']);
-        assert.equal(res.body.data?.__typename, 'Query');
-        assert.equal(res.body.data?.getUserByPrivateId, null);
+        assert.equal(res.body.data, null, 'nothing was executed');
+        messages.add(res.body.errors![0]!.message);
+        assert.equal(messages.size, 1, 'one generic message for every failed check');
+        // Which check failed is in the log, under the request id, and only there.
+        const logged = t
+          .logs()
+          .split('\n')
+          .find((line) => line.includes(`"reqId":"${requestId}"`) && line.includes('refused'));
+        assert.match(logged ?? '', /ID token refused: /);
+        const after = await t.app.database.db
+          .selectFrom('accounts')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow();
+        assert.equal(after.n, before.n, 'no account was opened');
       });
     }
 
