@@ -5,6 +5,7 @@ import { constantTimeEqual } from '../shared/secrets.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/api-key.store.ts';
 import type { Db } from '../store/database.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
+import { lookUpCredential } from './credentials-unavailable.ts';
 
 /** A key that may authorize a call right now, and the state of its account. */
 export interface VerifiedApiKey {
@@ -55,7 +56,10 @@ export class ApiKeyVerifier {
     this.#touches = new IntervalGate(options.touchIntervalMs ?? 60_000, this.#size); // 1 minute
   }
 
-  /** The key's identity if it may authorize a call now; `null` if malformed, unknown, expired or revoked. */
+  /**
+   * The key's identity if it may authorize a call now; `null` if malformed, unknown, expired or
+   * revoked. Throws a 100102 AppError when the database cannot be asked.
+   */
   async verify(secret: string): Promise<VerifiedApiKey | null> {
     if (!isWellFormedApiKey(secret)) return null;
     const hash = hashApiKey(secret);
@@ -99,7 +103,7 @@ export class ApiKeyVerifier {
   }
 
   async #load(hash: string, nowMs: number): Promise<CachedKey | null> {
-    const row = await findApiKeyByHash(this.#db, hash);
+    const row = await lookUpCredential(() => findApiKeyByHash(this.#db, hash));
     // Misses are not cached: a key created a moment ago on another node must work at once.
     if (row === undefined || row.revoked_at !== null) return null;
     const key: CachedKey = {
@@ -120,6 +124,7 @@ export class ApiKeyVerifier {
   }
 
   async #touch(apiKeyId: string, now: Date): Promise<void> {
-    if (this.#touches.pass(apiKeyId, now.getTime())) await touchApiKey(this.#db, apiKeyId, now);
+    if (this.#touches.pass(apiKeyId, now.getTime()))
+      await lookUpCredential(() => touchApiKey(this.#db, apiKeyId, now));
   }
 }

@@ -2,7 +2,8 @@ import type { AccountRole, AccountStatus, Actor, Credential } from '../domain/ac
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
-import type { ApiKeyVerifier } from './api-key-verifier.ts';
+import type { ApiKeyVerifier, VerifiedApiKey } from './api-key-verifier.ts';
+import { lookUpCredential } from './credentials-unavailable.ts';
 
 /** The credentials a GraphQL request (HTTP or WebSocket) may carry. */
 export interface GraphqlCredentials {
@@ -59,7 +60,14 @@ export class GraphqlAuthenticator {
 
   async #withApiKey(header: string): Promise<AuthResult> {
     const match = /^Bearer +(\S+) *$/i.exec(header);
-    const verified = match?.[1] === undefined ? null : await this.#deps.apiKeys.verify(match[1]);
+    let verified: VerifiedApiKey | null;
+    try {
+      verified = match?.[1] === undefined ? null : await this.#deps.apiKeys.verify(match[1]);
+    } catch (error) {
+      // 100102: the key may well be good; public fields still answer.
+      if (error instanceof AppError) return { kind: 'refused', error, rejectRequest: false };
+      throw error;
+    }
     if (verified === null) {
       return {
         kind: 'refused',
@@ -83,7 +91,7 @@ export async function activeAccount(
   accountId: string,
   credential: Credential,
 ): Promise<AuthResult> {
-  return accountOutcome(await findAccount(db, accountId), credential);
+  return accountOutcome(await lookUpCredential(() => findAccount(db, accountId)), credential);
 }
 
 /**

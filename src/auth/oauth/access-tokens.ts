@@ -5,6 +5,7 @@ import { IntervalGate } from '../../shared/interval-gate.ts';
 import { findAccount } from '../../store/account.store.ts';
 import type { Db, Queryable } from '../../store/database.ts';
 import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
+import { lookUpCredential } from '../credentials-unavailable.ts';
 import type { SigningKeys } from '../signing-keys.ts';
 
 export const accessTokenLifetimeSeconds = 7 * 86_400; // spec §5.4, §8: seven days
@@ -86,7 +87,8 @@ export class AccessTokens {
 
   /**
    * Spec §5.4 rule 2: signature (RS256), issuer, audience = the resource, expiry, scope, the
-   * stored token (revoked means refused before expiry) and an active account.
+   * stored token (revoked means refused before expiry) and an active account. Throws a
+   * {@link BearerError}, or a 100102 AppError when the database cannot be asked.
    */
   async verify(token: string): Promise<McpPrincipal> {
     let claims: Record<string, unknown>;
@@ -114,16 +116,17 @@ export class AccessTokens {
     const scopes = String(claims.scope ?? '').split(' ');
     if (!scopes.includes(this.#o.scope))
       throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
-    const stored = await findLiveToken(this.#o.db, String(claims.jti));
+    const { db } = this.#o;
+    const stored = await lookUpCredential(() => findLiveToken(db, String(claims.jti)));
     if (stored === undefined)
       throw new BearerError('invalid_token', 'The access token was revoked.');
-    const account = await findAccount(this.#o.db, stored.account_id);
+    const account = await lookUpCredential(() => findAccount(db, stored.account_id));
     if (account?.status !== 'active')
       throw new BearerError('invalid_token', 'The account is not active.');
     if (
       this.#uses.pass(`${stored.account_id} ${stored.client_id}`, this.#o.clock.now().getTime())
     ) {
-      await touchConnection(this.#o.db, stored.account_id, stored.client_id);
+      await lookUpCredential(() => touchConnection(db, stored.account_id, stored.client_id));
     }
     return {
       accountId: stored.account_id,

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { AuthResult } from '../../auth/authenticate.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { GraphqlMediaType } from './media-type.ts';
@@ -8,7 +8,8 @@ import { generationMutationFields } from './schema/generation.schema.ts';
 /**
  * Maps errors to the wire: an AppError keeps its code and details; a problem with the request
  * itself (syntax, validation, variables, a missing operationName) is 120001; anything else is
- * a 190000 whose detail stays in the log under the request id (STYLE habit 6).
+ * a 190000 whose detail (message, locations, stack) stays in the log under the request id
+ * (STYLE habit 6).
  */
 export function toGraphqlError(
   error: GraphQLError,
@@ -35,13 +36,13 @@ export function toGraphqlError(
       extensions: { ...appErrorExtensions(original, requestId), ...charged },
     };
   }
-  if (error.path === undefined) {
+  if (error.path === undefined && isRequestProblem(original)) {
     return {
       ...base,
       extensions: { code: ErrorCode.InvalidInput, retryable: false, requestId },
     };
   }
-  log.error({ err: original ?? error, requestId, path: error.path }, 'unhandled error in resolver');
+  log.error({ err: original ?? error, requestId, path: error.path }, 'unhandled error');
   return {
     ...base,
     message: `Internal error; the request id ${requestId} identifies it in the server log.`,
@@ -64,6 +65,23 @@ export interface MessageOptions {
  */
 export function withoutSuggestions(message: string): string {
   return message.replace(/ Did you mean .*\?$/s, '');
+}
+
+/**
+ * Whether an error outside any field is the request's fault: GraphQL's own (syntax,
+ * validation, variables: no original error, or a GraphQLError) or Fastify's 4xx (a body that
+ * does not parse). Anything else thrown before execution — a hook, a store — is internal:
+ * never a 120001 carrying a driver's message.
+ */
+function isRequestProblem(original: Error | undefined): boolean {
+  if (original === undefined || original instanceof GraphQLError) return true;
+  const status = (original as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** Whether a formatted error is a 190000 (the HTTP answer is then 500, not 400). */
+export function isInternal(error: GraphQLFormattedError): boolean {
+  return error.extensions?.code === ErrorCode.Internal;
 }
 
 export function appErrorExtensions(error: AppError, requestId: string): Record<string, unknown> {

@@ -4,6 +4,7 @@ import { AppError, ErrorCode } from '../../shared/errors.ts';
 import {
   errorBody,
   flattenErrors,
+  isInternal,
   type MessageOptions,
   toGraphqlError,
 } from './error-formatter.ts';
@@ -54,7 +55,12 @@ export function answerErrors(
   if (execution.data != null || errors.some((e) => e.path !== undefined)) {
     return { statusCode: 200, response: { data: execution.data ?? null, errors: formatted } };
   }
-  const statusCode = errors.some(isHttpRequestError) ? 400 : requestErrorStatus(mediaType);
+  // Something broke before execution (a hook, a store): a server error, never the caller's.
+  const statusCode = formatted.some(isInternal)
+    ? 500
+    : errors.some(isHttpRequestError)
+      ? 400
+      : requestErrorStatus(mediaType);
   return {
     statusCode,
     response:

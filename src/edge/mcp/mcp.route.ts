@@ -4,7 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
-import { ErrorCode, invalidInput } from '../../shared/errors.ts';
+import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
@@ -76,6 +76,19 @@ export async function mcpRoutes(
         credential: { kind: 'mcp_token', clientId: principal.clientId },
       };
     } catch (error) {
+      if (error instanceof AppError && error.retryable) {
+        // 100102: the database is away; the token may well be good. The cause is logged,
+        // the client is told only to retry.
+        request.log.warn({ err: error.cause, code: error.code }, 'MCP token could not be checked');
+        await reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').send({
+          error: 'temporarily_unavailable',
+          error_description: error.message,
+          code: error.code,
+          retryable: true,
+          requestId: request.id,
+        });
+        return null;
+      }
       if (!(error instanceof BearerError)) throw error;
       await challenge(reply, error.status, error);
       return null;

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Database, openDatabase } from '../../../src/store/database.ts';
+import { migrateToLatest } from '../../../src/store/migrator.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  exchangeWithOauth4webapi,
+  newPkce,
+  TestBrowser,
+} from '../../helpers/oauth-flow.ts';
+import { PrivatePostgres, withoutPrivatePostgres } from '../../helpers/private-postgres.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+// Spec §7: a credential check that cannot reach the database is 100102 (retryable), never a
+// 100101 that would make a client throw a good key away, nor a 120001/190000; and no answer
+// carries a driver message or a stack. Each backend's database is taken away under a running
+// app: PostgreSQL is stopped for real (a private server), PGlite is closed.
+
+const me = '{ __typename getUserByPrivateId { id } }';
+const password = 'a database-down password';
+/** What a driver or runtime error would leak. */
+const internals =
+  /ECONNREFUSED|connect |terminat|PGlite|closed|\bat .*\.ts:|stack|127\.0\.0\.1:\d/i;
+
+interface Credentials {
+  apiKey: string;
+  idToken: string;
+  mcpToken: string;
+}
+
+async function credentialsOf(t: TestApp): Promise<Credentials> {
+  const seeded = await seedAccount(t.app);
+  const email = `down-${seeded.account.id}@example.test`;
+  await t.app.services.identityProvider!.addUser({ accountId: seeded.account.id, email, password });
+  const signIn = await fetch(`${t.url}/idp/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const { idToken } = (await signIn.json()) as { idToken: string };
+  const pkce = await newPkce();
+  const clientId = 'atelier-local-tools';
+  const redirectUri = 'http://localhost:45999/oauth/callback';
+  const callback = await authorizeInBrowser(
+    new TestBrowser(t.url),
+    t.url,
+    authorizeUrl(t.url, { clientId, redirectUri, pkce }),
+    { email, password },
+  );
+  const { access_token: mcpToken } = await exchangeWithOauth4webapi(
+    t.url,
+    clientId,
+    redirectUri,
+    callback,
+    pkce,
+  );
+  return { apiKey: seeded.apiKey, idToken, mcpToken };
+}
+
+function whileDown(setup: {
+  start(): Promise<Database>;
+  takeAway(database: Database): Promise<void>;
+  dispose(database: Database): Promise<void>;
+}) {
+  let database: Database;
+  let t: TestApp;
+  let credentials: Credentials;
+  before(async () => {
+    database = await setup.start();
+    t = await startTestApp(database, { env: { WORKER_CONCURRENCY: '0' } });
+    credentials = await credentialsOf(t);
+    await setup.takeAway(database);
+  });
+  after(async () => {
+    await t.close();
+    await setup.dispose(database);
+  });
+
+  const refusedForNow = async (res: Awaited<ReturnType<typeof graphql>>, requestId: string) => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(errorCodes(res), ['100102'], JSON.stringify(res.body));
+    assert.equal(res.body.errors?.[0]?.extensions?.retryable, true);
+    assert.equal(res.body.errors?.[0]?.extensions?.requestId, requestId);
+    assert.doesNotMatch(JSON.stringify(res.body), internals);
+    // The internals are in the log, under the request id.
+    const logged = t
+      .logs()
+      .split('\n')
+      .find((l) => l.includes(`"reqId":"${requestId}"`) && l.includes('could not be checked'));
+    assert.ok(logged, `nothing logged for ${requestId}`);
+  };
+
+  it('an API key: 100102, retryable, no internals; the cause is logged', async () => {
+    const res = await graphql(t.url, {
+      query: me,
+      apiKey: credentials.apiKey,
+      headers: { 'x-request-id': 'down-api-key' },
+    });
+    await refusedForNow(res, 'down-api-key');
+  });
+
+  it('an X-IdP-Token: 100102, retryable, no internals; the cause is logged', async () => {
+    const res = await graphql(t.url, {
+      query: me,
+      headers: { 'x-idp-token': credentials.idToken, 'x-request-id': 'down-id-token' },
+    });
+    await refusedForNow(res, 'down-id-token');
+  });
+
+  it('an MCP bearer token: 503 temporarily_unavailable, 100102, no internals', async () => {
+    const res = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${credentials.mcpToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-request-id': 'down-mcp',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 503, text);
+    assert.equal(res.headers.get('retry-after'), '1');
+    const body = JSON.parse(text) as Record<string, unknown>;
+    assert.equal(body.error, 'temporarily_unavailable');
+    assert.equal(body.code, '100102');
+    assert.equal(body.retryable, true);
+    assert.doesNotMatch(text, internals);
+    assert.ok(t.logs().includes('"reqId":"down-mcp"'));
+  });
+}
+
+describe('credentials checked while PostgreSQL is stopped [private server]', {
+  skip: withoutPrivatePostgres,
+}, () => {
+  let server: PrivatePostgres;
+  whileDown({
+    start: async () => {
+      server = await PrivatePostgres.create();
+      const database = await openDatabase({ backend: 'postgres', url: server.url, poolSize: 4 });
+      await migrateToLatest(database.db);
+      return database;
+    },
+    takeAway: () => server.stop(),
+    dispose: async (database) => {
+      await database.close();
+      await server.destroy();
+    },
+  });
+});
+
+describe('credentials checked while PGlite is closed', () => {
+  let database: Database;
+  whileDown({
+    start: async () => {
+      database = await openDatabase({ backend: 'pglite', dataDir: null });
+      await migrateToLatest(database.db);
+      return database;
+    },
+    takeAway: (db) => db.close(),
+    dispose: async () => {},
+  });
+});
