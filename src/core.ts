@@ -23,6 +23,8 @@ import { Ffmpeg } from './engines/media/ffmpeg.ts';
 import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
+import { type CredentialEvents, LocalCredentialEvents } from './events/credential-events.ts';
+import { PostgresCredentialEvents } from './events/postgres-credential-events.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
@@ -134,6 +136,11 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         ? new LocalTaskEvents()
         : await PostgresTaskEvents.connect(database.connectionUrl);
     closers.push(() => events.close());
+    const credentialEvents: CredentialEvents =
+      database.connectionUrl === null
+        ? new LocalCredentialEvents()
+        : await PostgresCredentialEvents.connect(database.connectionUrl);
+    closers.push(() => credentialEvents.close());
     const signer = new UrlSigner({
       key: await sharedSecret(db, 'media-url-signing'),
       publicUrl: config.publicUrl,
@@ -145,7 +152,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         ? new S3MediaStorage(config.mediaStore.s3)
         : new LocalMediaStorage(path.join(config.dataDir, 'files'));
     if (storage instanceof S3MediaStorage) closers.push(async () => storage.close());
-    const verifier = new ApiKeyVerifier({ db, clock });
+    const verifier = new ApiKeyVerifier({ db, clock, changes: credentialEvents });
     const { identity } = config;
     const identityProvider = identity.builtin
       ? await BuiltinIdentityProvider.open({
@@ -221,8 +228,8 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
-      accounts: new AccountService({ db, clock, credentialCache: verifier, metrics }),
-      apiKeys: new ApiKeyService({ db, clock, verifier }),
+      accounts: new AccountService({ db, clock, changes: credentialEvents, metrics }),
+      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents }),
       catalogue,
       library,
       voices,

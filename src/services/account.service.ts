@@ -1,5 +1,6 @@
 import type { AccountRole, AccountStatus, Actor } from '../domain/actor.ts';
 import { maxBalance } from '../domain/credits.ts';
+import type { CredentialEvents } from '../events/credential-events.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
@@ -46,28 +47,24 @@ export interface GrantInput {
   reference?: string;
 }
 
-/** Whatever caches an account's state alongside its credentials (the API-key verifier). */
-export interface AccountCredentialCache {
-  evictAccount(accountId: string): void;
-}
-
 /** Accounts and their credit balances: the owner's view and the operator's commands. */
 export class AccountService {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #credentialCache: AccountCredentialCache;
+  readonly #changes: Pick<CredentialEvents, 'publish'>;
   readonly #metrics: Metrics | undefined;
 
   constructor(deps: {
     db: Db;
     clock: Clock;
-    credentialCache: AccountCredentialCache;
+    /** Where status changes are announced, for every node's credential cache. */
+    changes: Pick<CredentialEvents, 'publish'>;
     /** Grants, counted after their transaction commits (default: none). */
     metrics?: Metrics;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
-    this.#credentialCache = deps.credentialCache;
+    this.#changes = deps.changes;
     this.#metrics = deps.metrics;
   }
 
@@ -146,8 +143,8 @@ export class AccountService {
     }
     const row = await updateAccount(this.#db, accountId, patch);
     if (row === undefined) throw accountNotFound();
-    // A suspension or deletion takes effect on this node's very next request.
-    this.#credentialCache.evictAccount(accountId);
+    // A suspension or deletion takes effect on the very next request, on every node.
+    await this.#changes.publish({ type: 'account_changed', accountId });
     return this.#profileOrThrow(accountId);
   }
 

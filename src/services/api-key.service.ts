@@ -1,6 +1,6 @@
 import { generateApiKey } from '../auth/api-key.ts';
-import type { ApiKeyVerifier } from '../auth/api-key-verifier.ts';
 import type { Actor } from '../domain/actor.ts';
+import type { CredentialEvents } from '../events/credential-events.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -39,12 +39,12 @@ export interface CreateApiKeyInput {
 export class ApiKeyService {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #verifier: ApiKeyVerifier;
+  readonly #changes: Pick<CredentialEvents, 'publish'>;
 
-  constructor(deps: { db: Db; clock: Clock; verifier: ApiKeyVerifier }) {
+  constructor(deps: { db: Db; clock: Clock; changes: Pick<CredentialEvents, 'publish'> }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
-    this.#verifier = deps.verifier;
+    this.#changes = deps.changes;
   }
 
   create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
@@ -77,12 +77,12 @@ export class ApiKeyService {
     return (await listApiKeys(this.#db, actor.accountId)).map(toInfo);
   }
 
-  /** Revokes one of the caller's keys; it stops working on the very next request. */
+  /** Revokes one of the caller's keys; it stops working on the very next request, on every node. */
   async revoke(actor: Actor, apiKeyId: string): Promise<ApiKeyInfo> {
     const row = await revokeApiKey(this.#db, actor.accountId, apiKeyId, this.#clock.now());
     // Another account's key is "not found": its existence is not the caller's business.
     if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
-    this.#verifier.evict(row.id);
+    await this.#changes.publish({ type: 'api_key_revoked', apiKeyId: row.id });
     return toInfo(row);
   }
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { generateApiKey } from '../../../src/auth/api-key.ts';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import {
   authorizeInBrowser,
@@ -27,12 +28,22 @@ const internals =
 
 interface Credentials {
   apiKey: string;
+  /** A key that worked (and was cached) and has expired since. */
+  expiredKey: string;
   idToken: string;
   mcpToken: string;
 }
 
-async function credentialsOf(t: TestApp): Promise<Credentials> {
+async function credentialsOf(t: TestApp, clock: TestClock): Promise<Credentials> {
   const seeded = await seedAccount(t.app);
+  const expiring = await t.app.services.apiKeys.issue(seeded.account.id, {
+    name: 'expiring',
+    expiresAt: new Date(clock.now().getTime() + 1_000),
+  });
+  const used = await graphql(t.url, { query: me, apiKey: expiring.secret });
+  assert.deepEqual(errorCodes(used), [], 'the expiring key worked, and is cached');
+  // Expired, and still well within the cache's 10-second TTL.
+  clock.advance(2_000);
   const email = `down-${seeded.account.id}@example.test`;
   await t.app.services.identityProvider!.addUser({ accountId: seeded.account.id, email, password });
   const signIn = await fetch(`${t.url}/idp/sign-in`, {
@@ -57,7 +68,7 @@ async function credentialsOf(t: TestApp): Promise<Credentials> {
     callback,
     pkce,
   );
-  return { apiKey: seeded.apiKey, idToken, mcpToken };
+  return { apiKey: seeded.apiKey, expiredKey: expiring.secret, idToken, mcpToken };
 }
 
 function whileDown(setup: {
@@ -70,8 +81,9 @@ function whileDown(setup: {
   let credentials: Credentials;
   before(async () => {
     database = await setup.start();
-    t = await startTestApp(database, { env: { WORKER_CONCURRENCY: '0' } });
-    credentials = await credentialsOf(t);
+    const clock = new TestClock();
+    t = await startTestApp(database, { clock, env: { WORKER_CONCURRENCY: '0' } });
+    credentials = await credentialsOf(t, clock);
     await setup.takeAway(database);
   });
   after(async () => {
@@ -100,6 +112,21 @@ function whileDown(setup: {
       headers: { 'x-request-id': 'down-api-key' },
     });
     await refusedForNow(res, 'down-api-key');
+  });
+
+  it('an expired key takes the unknown key’s path: a lookup (100102 now), not a cached expiry', async () => {
+    const expired = await graphql(t.url, {
+      query: me,
+      apiKey: credentials.expiredKey,
+      headers: { 'x-request-id': 'down-expired-key' },
+    });
+    await refusedForNow(expired, 'down-expired-key');
+    const unknown = await graphql(t.url, {
+      query: me,
+      apiKey: generateApiKey().secret,
+      headers: { 'x-request-id': 'down-unknown-key' },
+    });
+    await refusedForNow(unknown, 'down-unknown-key');
   });
 
   it('an X-IdP-Token: 100102, retryable, no internals; the cause is logged', async () => {
