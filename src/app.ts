@@ -10,7 +10,7 @@ import { buildGraphqlSchema } from './edge/graphql/schema.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
-import { metricsRoutes } from './edge/http/metrics.route.ts';
+import { metricsRoute, metricsRoutes } from './edge/http/metrics.route.ts';
 import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import { serializeRequest } from './edge/http/request-log.ts';
@@ -60,6 +60,8 @@ const redact = [
 
 export interface App extends Core {
   readonly http: FastifyInstance;
+  /** `GET /metrics` alone, for METRICS_HOST:METRICS_PORT; null when it is on the main port. */
+  readonly metricsHttp: FastifyInstance | null;
 }
 
 /**
@@ -81,6 +83,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     bodyLimit: config.maxBodyBytes,
   });
   http.addHook('onClose', async () => core.close());
+  let metricsHttp: FastifyInstance | null = null;
   try {
     if (config.workerConcurrency > 0) core.startWorkers(http.log);
     await http.register(httpPlugin, {
@@ -88,7 +91,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       https: config.publicUrl.startsWith('https:'),
     });
     await http.register(textInputHook);
-    await http.register(metricsRoutes, { metrics: core.metrics });
+    const { metrics } = config;
+    await http.register(metricsRoutes, {
+      metrics: core.metrics,
+      serve: metrics.port === null,
+      token: metrics.token,
+    });
+    if (metrics.port !== null) {
+      metricsHttp = Fastify({ loggerInstance: http.log, genReqId: requestIdOf });
+      metricsRoute(metricsHttp, { metrics: core.metrics, token: metrics.token });
+      const own = metricsHttp;
+      http.addHook('onClose', async () => own.close());
+      await metricsHttp.ready();
+    }
     const windows = await rateLimitWindows(config, core, http, overrides);
     await http.register(rateLimitsPlugin, { config: config.rateLimits, windows });
     const schema = buildGraphqlSchema();
@@ -158,7 +173,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await http.close().catch(() => {});
     throw error;
   }
-  return { ...core, http, close: () => http.close() };
+  return { ...core, http, metricsHttp, close: () => http.close() };
 }
 
 /** Where rate limits are counted: in memory when each node counts alone, else shared. */

@@ -23,6 +23,9 @@ export async function serve(config: Config): Promise<void> {
           })
         : null;
     await app.http.listen({ port: config.port, host: config.host });
+    const { metrics } = config;
+    if (app.metricsHttp !== null && metrics.port !== null)
+      await app.metricsHttp.listen({ port: metrics.port, host: metrics.host });
     printBanner(config, firstRun);
   } catch (error) {
     await app.close();
@@ -69,6 +72,11 @@ function printBanner(config: Config, firstRun: FirstRun | null): void {
     '',
     `Atelier is listening on http://${config.host}:${config.port} (public URL ${config.publicUrl})`,
     `  GraphQL: ${config.publicUrl}/graphql`,
+    `  Metrics: ${
+      config.metrics.port === null
+        ? `${config.publicUrl}/metrics`
+        : `http://${config.metrics.host}:${config.metrics.port}/metrics`
+    }${config.metrics.token === null ? '' : ' (bearer token)'}`,
     `  Data:    ${config.databaseUrl === undefined ? `${config.dataDir} (embedded PGlite)` : 'PostgreSQL (DATABASE_URL)'}`,
   ];
   if (firstRun !== null) {

@@ -63,8 +63,20 @@ export interface Config extends DeploymentConfig {
   readonly oauth: OauthConfig;
   /** The identity provider whose ID tokens are accepted (spec §5.2). */
   readonly identity: IdentityConfig;
+  /** Who may read `GET /metrics`, and where it is served. */
+  readonly metrics: MetricsConfig;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
+}
+
+/** `GET /metrics` protection: a bearer token it requires, a listener of its own, or both. */
+export interface MetricsConfig {
+  /** `Authorization: Bearer <token>` required when set. */
+  readonly token: string | null;
+  /** Served only on this port (and no longer on the main one) when set. */
+  readonly port: number | null;
+  /** The interface of that port; loopback by default. */
+  readonly host: string;
 }
 
 export interface UploadConfig {
@@ -135,6 +147,20 @@ const schema = z.object({
       .refine((n) => n >= 1 && n <= 65_535, 'expected a whole number from 1 to 65535'),
   ),
   HOST: z.string().min(1, 'must not be empty'),
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, 'expected at least 16 printable characters, no spaces')
+    .optional(),
+  METRICS_PORT: z.preprocess(
+    fromString,
+    z
+      .string()
+      .regex(/^\d+$/, 'expected a whole number from 1 to 65535')
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= 65_535, 'expected a whole number from 1 to 65535')
+      .optional(),
+  ),
+  METRICS_HOST: z.string().min(1, 'must not be empty'),
   PUBLIC_URL: z
     .string()
     .refine(isHttpOrigin, 'expected an http(s) URL such as https://atelier.example.com')
@@ -224,6 +250,7 @@ export const configVariables: readonly string[] = [...Object.keys(schema.shape),
 const defaults = {
   PORT: '8080',
   HOST: '127.0.0.1',
+  METRICS_HOST: '127.0.0.1',
   DATA_DIR: './data',
   LOG_LEVEL: 'info',
   MODELS: '[]',
@@ -294,6 +321,9 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       'IDP_AUDIENCE: required with IDP_ISSUER (the client ID your ID tokens are issued to)',
     );
   }
+  if (parsed.success && parsed.data.METRICS_PORT === parsed.data.PORT) {
+    problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
+  }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
@@ -301,6 +331,11 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
   const config: Config = {
     port: values.PORT,
     host: values.HOST,
+    metrics: {
+      token: values.METRICS_TOKEN ?? null,
+      port: values.METRICS_PORT ?? null,
+      host: values.METRICS_HOST,
+    },
     publicUrl: values.PUBLIC_URL,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,
@@ -397,6 +432,11 @@ function unsafeDefaults(config: Config): string[] {
   if (exposed && config.publicUrl.startsWith('http:')) {
     warnings.push(
       `HOST=${config.host} exposes the server but PUBLIC_URL is plain http: put it behind TLS and set an https PUBLIC_URL.`,
+    );
+  }
+  if (exposed && config.metrics.token === null && config.metrics.port === null) {
+    warnings.push(
+      `HOST=${config.host} serves /metrics to anyone who reaches it: set METRICS_TOKEN or METRICS_PORT.`,
     );
   }
   if (exposed && config.databaseUrl === undefined) {

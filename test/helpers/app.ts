@@ -14,6 +14,8 @@ import { freePort } from './net.ts';
 export interface TestApp {
   readonly app: App;
   readonly url: string;
+  /** The listener of `METRICS_PORT`, when the test set one. */
+  readonly metricsUrl: string | null;
   /** Every log line written so far, as one string. */
   logs(): string;
   close(): Promise<void>;
@@ -63,9 +65,15 @@ export async function startTestApp(
     ...(options.signInPause ? { signInPause: options.signInPause } : {}),
   });
   const address = await app.http.listen({ host: '127.0.0.1', port });
+  const { metrics } = app.config;
+  const metricsUrl =
+    app.metricsHttp === null || metrics.port === null
+      ? null
+      : await app.metricsHttp.listen({ host: metrics.host, port: metrics.port });
   return {
     app,
     url: address,
+    metricsUrl,
     logs: () => lines.join(''),
     close: async () => {
       await app.close();

@@ -104,9 +104,34 @@ describe('configuration', () => {
 
   it('warns about unsafe development defaults on an exposed interface', () => {
     const config = loadConfig({ env: { HOST: '0.0.0.0' }, cwd });
-    assert.equal(config.warnings.length, 2);
+    assert.equal(config.warnings.length, 3);
     assert.match(config.warnings.join('\n'), /plain http/);
     assert.match(config.warnings.join('\n'), /DATABASE_URL/);
+    assert.match(config.warnings.join('\n'), /METRICS_TOKEN or METRICS_PORT/);
+    const guarded = loadConfig({ env: { HOST: '0.0.0.0', METRICS_PORT: '9464' }, cwd });
+    assert.doesNotMatch(guarded.warnings.join('\n'), /METRICS/);
+  });
+
+  it('/metrics: on the main port and open by default; a token, or a loopback port of its own', () => {
+    assert.deepEqual(loadConfig({ env: {}, cwd }).metrics, {
+      token: null,
+      port: null,
+      host: '127.0.0.1',
+    });
+    const config = loadConfig({
+      env: { METRICS_TOKEN: 'sixteen-chars-ok', METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' },
+      cwd,
+    });
+    assert.deepEqual(config.metrics, { token: 'sixteen-chars-ok', port: 9464, host: '0.0.0.0' });
+    assert.match(
+      captureConfigError({ METRICS_TOKEN: 'short' }).message,
+      /METRICS_TOKEN: expected at least 16 printable characters/,
+    );
+    assert.match(
+      captureConfigError({ METRICS_PORT: '8080' }).message,
+      /METRICS_PORT: must differ from PORT/,
+    );
+    assert.match(captureConfigError({ METRICS_PORT: '70000' }).message, /METRICS_PORT: expected/);
   });
 });
 

@@ -1,13 +1,18 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../observability/metrics.ts';
+import { ErrorCode } from '../../shared/errors.ts';
+import { constantTimeEqual, sha256Hex } from '../../shared/secrets.ts';
 
 /**
- * `GET /metrics` in the Prometheus text format, and the HTTP histogram behind it: every
- * response of the app is observed under its route pattern (`/media/:mediaId`), never the raw
- * URL, so label values stay few; a request no route matched counts as `not_found`.
+ * The HTTP histogram behind `/metrics`: every response of the app is observed under its route
+ * pattern (`/media/:mediaId`), never the raw URL, so label values stay few; a request no route
+ * matched counts as `not_found`. With `serve`, the same app answers `GET /metrics` too.
  */
-async function metricsPlugin(app: FastifyInstance, opts: { metrics: Metrics }) {
+async function metricsPlugin(
+  app: FastifyInstance,
+  opts: { metrics: Metrics; serve: boolean; token: string | null },
+) {
   const { metrics } = opts;
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeHttp({
@@ -17,8 +22,23 @@ async function metricsPlugin(app: FastifyInstance, opts: { metrics: Metrics }) {
       seconds: reply.elapsedTime / 1000,
     });
   });
+  if (opts.serve) metricsRoute(app, { metrics, token: opts.token });
+}
 
-  app.get('/metrics', async (_request, reply) => {
+/** Not encapsulated: its response hook observes every route of the app. */
+export const metricsRoutes = fp(metricsPlugin, { name: 'atelier-metrics' });
+
+/**
+ * `GET /metrics` in the Prometheus text format, behind `Authorization: Bearer <token>` when a
+ * token is configured (METRICS_TOKEN). Used by the main app, or alone on METRICS_PORT.
+ */
+export function metricsRoute(
+  app: FastifyInstance,
+  opts: { metrics: Metrics; token: string | null },
+): void {
+  const { metrics, token } = opts;
+  app.get('/metrics', async (request, reply) => {
+    if (token !== null && !bearerMatches(request, token)) return refuse(request, reply);
     const text = await metrics.render();
     return reply
       .header('content-type', metrics.contentType)
@@ -27,5 +47,22 @@ async function metricsPlugin(app: FastifyInstance, opts: { metrics: Metrics }) {
   });
 }
 
-/** Not encapsulated: its response hook observes every route of the app. */
-export const metricsRoutes = fp(metricsPlugin, { name: 'atelier-metrics' });
+/** Compared as hashes, so neither the token's content nor its length shows in the timing. */
+function bearerMatches(request: FastifyRequest, token: string): boolean {
+  const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  return given !== undefined && constantTimeEqual(sha256Hex(given), sha256Hex(token));
+}
+
+function refuse(request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(401)
+    .header('www-authenticate', 'Bearer realm="metrics"')
+    .header('cache-control', 'no-store')
+    .send({
+      error: {
+        code: ErrorCode.Unauthenticated,
+        message: 'Send Authorization: Bearer with the METRICS_TOKEN of this server.',
+        requestId: request.id,
+      },
+    });
+}

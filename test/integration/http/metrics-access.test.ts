@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { startServer } from '../../helpers/cli.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { freePort } from '../../helpers/net.ts';
+
+// `/metrics` tells whoever reads it about traffic, queues and credits: an operator can require
+// a bearer token (METRICS_TOKEN), serve it on a listener of its own (METRICS_PORT), or both.
+
+const token = 'a-metrics-token-of-some-length';
+
+const scrape = (url: string, authorization?: string) =>
+  fetch(`${url}/metrics`, authorization === undefined ? {} : { headers: { authorization } });
+
+describeEachBackend('GET /metrics behind METRICS_TOKEN', (backend) => {
+  let t: TestApp;
+  withTestApp(backend, { env: { METRICS_TOKEN: token } }, (started) => {
+    ({ t } = started);
+  });
+
+  it('without the token, or with another one: 401 with a Bearer challenge, no metrics', async () => {
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-of-the-same-size!',
+      `Bearer ${token}x`,
+      `Basic ${Buffer.from(`x:${token}`).toString('base64')}`,
+      token,
+    ]) {
+      const res = await scrape(t.url, authorization);
+      const text = await res.text();
+      assert.equal(res.status, 401, String(authorization));
+      assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer realm="metrics"/);
+      assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, '100101');
+      assert.doesNotMatch(text, /atelier_|process_/);
+    }
+  });
+
+  it('with the token: the Prometheus text', async () => {
+    const res = await scrape(t.url, `Bearer ${token}`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /atelier_http_request_duration_seconds/);
+  });
+});
+
+describeEachBackend('GET /metrics on METRICS_PORT', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    database = await createTestDatabase(backend);
+    t = await startTestApp(database, { env: { METRICS_PORT: String(await freePort()) } });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  it('is served on its own loopback listener and not on the main port', async () => {
+    assert.equal((await scrape(t.url)).status, 404);
+    assert.ok(t.metricsUrl?.startsWith('http://127.0.0.1:'), String(t.metricsUrl));
+    const res = await scrape(t.metricsUrl!);
+    assert.equal(res.status, 200);
+    // The main port's traffic is what it measures.
+    assert.match(await res.text(), /route="not_found"/);
+    // Nothing else is served there.
+    assert.equal((await fetch(`${t.metricsUrl}/graphql`)).status, 404);
+  });
+});
+
+describe('bin/atelier serve with METRICS_PORT and METRICS_TOKEN', () => {
+  it('listens for /metrics on 127.0.0.1:METRICS_PORT only, behind the token', async (t) => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-metrics-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const metricsPort = await freePort();
+    const server = await startServer({
+      DATA_DIR: dataDir,
+      METRICS_PORT: String(metricsPort),
+      METRICS_TOKEN: token,
+    });
+    t.after(() => server.stop());
+    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    assert.match(server.stderr(), new RegExp(`Metrics: ${metricsUrl}/metrics \\(bearer token\\)`));
+    assert.equal((await scrape(server.url, `Bearer ${token}`)).status, 404);
+    assert.equal((await scrape(metricsUrl)).status, 401);
+    assert.equal((await scrape(metricsUrl, `Bearer ${token}`)).status, 200);
+  });
+});
