@@ -47,12 +47,15 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
-/** Starts `bin/atelier serve` on a free port and waits until it is listening. */
+/**
+ * Starts `bin/atelier serve` on a free port and waits until it is listening. Its public URL is
+ * its own address unless `env` names another (nodes behind one load balancer share one).
+ */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort();
   return startProcess(
     'serve',
-    { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+    { ...env, PORT: String(port), PUBLIC_URL: env.PUBLIC_URL ?? `http://127.0.0.1:${port}` },
     'Atelier is listening',
     `http://127.0.0.1:${port}`,
   );

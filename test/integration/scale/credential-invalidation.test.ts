@@ -10,6 +10,13 @@ import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase, createTestDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  exchangeWithOauth4webapi,
+  newPkce,
+  TestBrowser,
+} from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // Revoking a key and suspending or deleting an account take effect on the very next request on
@@ -34,7 +41,8 @@ describe('credential changes reach every API process [postgres: two api processe
     assert.equal((await atelier(['migrate'], env)).code, 0);
     api1 = await startServer(env);
     processes.push(api1);
-    api2 = await startServer(env);
+    // One public URL, as behind a load balancer: MCP tokens name it as issuer and audience.
+    api2 = await startServer({ ...env, PUBLIC_URL: api1.url });
     processes.push(api2);
   });
   after(async () => {
@@ -85,6 +93,59 @@ describe('credential changes reach every API process [postgres: two api processe
     // The account's other key is untouched.
     for (const api of [api2, api1])
       assert.deepEqual(errorCodes(await graphql(api.url, { query: me, apiKey: other.secret })), []);
+  });
+
+  it('an MCP connection revoked through one process is refused on the next request through the other', async () => {
+    const account = await newAccount('mcp-revoker');
+    const key = await newKey(account);
+    const email = `${account}@example.test`;
+    const password = 'an mcp password';
+    const added = await atelier(
+      ['idp', 'user', 'add', '--account', account, '--email', email, '--password-stdin'],
+      // The built-in provider's issuer is PUBLIC_URL/idp: the command needs the nodes' one.
+      { ...env, PUBLIC_URL: api1.url },
+      `${password}\n`,
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const clientId = 'atelier-local-tools';
+    const redirectUri = 'http://localhost:45999/oauth/callback';
+    const pkce = await newPkce();
+    const callback = await authorizeInBrowser(
+      new TestBrowser(api1.url),
+      api1.url,
+      authorizeUrl(api1.url, { clientId, redirectUri, pkce }),
+      { email, password },
+    );
+    const { access_token: token } = await exchangeWithOauth4webapi(
+      api1.url,
+      clientId,
+      redirectUri,
+      callback,
+      pkce,
+    );
+    const listTools = (api: RunningServer) =>
+      fetch(`${api.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    for (const api of [api1, api2]) assert.equal((await listTools(api)).status, 200, api.url);
+
+    const revoked = await graphql(api1.url, {
+      query: 'mutation R($id: ID!) { revokeMcpConnection(clientId: $id) { clientId } }',
+      variables: { id: clientId },
+      apiKey: key.secret,
+    });
+    assert.deepEqual(errorCodes(revoked), [], JSON.stringify(revoked.body));
+    for (const api of [api2, api1]) {
+      const res = await listTools(api);
+      assert.equal(res.status, 401, api.url);
+      assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    }
   });
 
   it('a command-line suspension and deletion apply on the next request through both processes', async () => {
