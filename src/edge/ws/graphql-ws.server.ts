@@ -113,6 +113,15 @@ export function attachGraphqlWebSocket(options: {
           idpToken: idpToken as string | undefined,
         };
         const auth = await authenticate(credentials);
+        if (auth.kind === 'refused' && auth.error.retryable) {
+          // 100102: the credential may well be good; 4403 would tell the client otherwise.
+          // 4500 is graphql-ws's "server error", which its clients may retry.
+          ctx.extra.socket.close(
+            CloseCode.InternalServerError,
+            `${auth.error.code}: ${auth.error.message}`,
+          );
+          return false;
+        }
         if (auth.kind === 'refused') return false;
         const connection: Connection = {
           id: randomUUID(),

@@ -14,6 +14,7 @@ import {
 } from '../../helpers/oauth-flow.ts';
 import { PrivatePostgres, withoutPrivatePostgres } from '../../helpers/private-postgres.ts';
 import { seedAccount } from '../../helpers/seed.ts';
+import { wsClient } from '../../helpers/ws.ts';
 
 // Spec §7: a credential check that cannot reach the database is 100102 (retryable), never a
 // 100101 that would make a client throw a good key away, nor a 120001/190000; and no answer
@@ -135,6 +136,15 @@ function whileDown(setup: {
       headers: { 'x-idp-token': credentials.idToken, 'x-request-id': 'down-id-token' },
     });
     await refusedForNow(res, 'down-id-token');
+  });
+
+  it('a WebSocket handshake: closed with 4500 naming 100102, not 4403', async () => {
+    const ws = wsClient(t.url, { apiKey: credentials.apiKey });
+    const closed = await ws.closed;
+    await ws.client.dispose();
+    assert.equal(closed.code, 4500);
+    assert.match(closed.reason, /^100102: /);
+    assert.doesNotMatch(closed.reason, internals);
   });
 
   it('an MCP bearer token: 503 temporarily_unavailable, 100102, no internals', async () => {
