@@ -9,11 +9,18 @@ export interface ChannelHandlers {
 }
 
 /**
+ * How often the listening connection proves it is alive with a query, and how long that query
+ * may take. A connection that dies without a reset (a dropped route, a frozen server) sends
+ * no error; TCP keep-alive would notice only after minutes, and meanwhile `live` would lie.
+ */
+const heartbeatMs = 5_000; // 5 seconds
+
+/**
  * One PostgreSQL LISTEN/NOTIFY channel: publishing is a NOTIFY through a small pool, and a
- * dedicated connection LISTENs. A lost listener is reopened every second until it is back;
- * while it is away `live` is false, because notifications sent meanwhile are lost for good
- * (PostgreSQL does not replay them) and a consumer may need to stop trusting what they would
- * have corrected.
+ * dedicated connection LISTENs. A lost listener — an error, an end, or a heartbeat that does
+ * not come back — is reopened every second until it is back; while it is away `live` is false,
+ * because notifications sent meanwhile are lost for good (PostgreSQL does not replay them) and
+ * a consumer may need to stop trusting what they would have corrected.
  */
 export class PostgresChannel {
   readonly #url: string;
@@ -24,6 +31,7 @@ export class PostgresChannel {
   #live = false;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
 
   private constructor(url: string, channel: string, handlers: ChannelHandlers) {
     this.#url = url;
@@ -57,13 +65,18 @@ export class PostgresChannel {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#heartbeat);
     this.#setLive(false);
     await this.#listener?.end().catch(() => {});
     await this.#publisher.end();
   }
 
   async #listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.#url,
+      keepAlive: true,
+      query_timeout: heartbeatMs,
+    });
     client.on('notification', (message) => {
       if (message.channel === this.#channel && message.payload !== undefined)
         this.#handlers.message(message.payload);
@@ -71,7 +84,10 @@ export class PostgresChannel {
     const lost = () => {
       if (this.#listener === client) {
         this.#listener = undefined;
+        clearInterval(this.#heartbeat);
         this.#setLive(false);
+        // A silent connection would never end by itself: let go of it (not awaited, it may hang).
+        client.end().catch(() => {});
       }
       this.#reconnectSoon();
     };
@@ -89,6 +105,9 @@ export class PostgresChannel {
       return;
     }
     this.#listener = client;
+    this.#heartbeat = setInterval(() => {
+      client.query('SELECT 1').catch(lost);
+    }, heartbeatMs);
     this.#setLive(true);
   }
 

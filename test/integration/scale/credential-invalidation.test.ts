@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import type { Database } from '../../../src/store/database.ts';
+import { type Database, openDatabase } from '../../../src/store/database.ts';
+import { migrateToLatest } from '../../../src/store/migrator.ts';
 import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer } from '../../helpers/cli.ts';
@@ -18,6 +19,7 @@ import {
   TestBrowser,
 } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
+import { SilencingRelay } from '../../helpers/silencing-relay.ts';
 
 // Revoking a key and suspending or deleting an account take effect on the very next request on
 // every node, although each node caches valid keys: two `bin/atelier serve` processes on one
@@ -208,6 +210,47 @@ describe('a node that cannot hear credential changes does not trust its cache [p
       if (res.status === 401) break;
       assert.ok(Date.now() < deadline, 'the revoked key was still served from the cache');
       await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+});
+
+describe('a node whose LISTEN connection goes silent stops trusting its cache [postgres]', {
+  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+}, () => {
+  let empty: Awaited<ReturnType<typeof createEmptyPostgresDatabase>>;
+  let relay: SilencingRelay;
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    empty = await createEmptyPostgresDatabase();
+    relay = await SilencingRelay.start(empty.url, 'atelier_credential_changes');
+    database = await openDatabase({ backend: 'postgres', url: relay.url, poolSize: 4 });
+    await migrateToLatest(database.db);
+    t = await startTestApp(database, { clock: new TestClock(), env: { WORKER_CONCURRENCY: '0' } });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+    await relay.close();
+    await empty.drop();
+  });
+
+  it('a key revoked while the listener hears nothing, without any error, is refused soon after', async () => {
+    const { apiKey, apiKeyId } = await seedAccount(t.app);
+    assert.deepEqual(errorCodes(await graphql(t.url, { query: me, apiKey })), [], 'cached');
+    assert.equal(relay.silenceListeners(), 1);
+    await database.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('id', '=', apiKeyId)
+      .execute();
+    // The heartbeat (every 5 s, 5 s to answer) finds the silence; TCP alone would take minutes.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const res = await graphql(t.url, { query: me, apiKey });
+      if (res.status === 401) break;
+      assert.ok(Date.now() < deadline, 'the revoked key was still served from the cache');
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
 });
