@@ -80,9 +80,13 @@ export function attachGraphqlWebSocket(options: {
   const perAccount = new Map<string, number>();
   const active = new Map<string, { accountId: string }>(); // `${connection}:${operation}` → owner
 
-  const authenticate = async (credentials: GraphqlCredentials): Promise<AuthResult> => {
+  /** Authenticates; why a credential was refused goes to the log under `requestId`. */
+  const authenticate = async (
+    credentials: GraphqlCredentials,
+    requestId: string,
+  ): Promise<AuthResult> => {
     const auth = await services.graphqlAuth.authenticate(credentials);
-    logRefusal(log, auth);
+    logRefusal(log.child({ reqId: requestId }), auth);
     return auth;
   };
   const release = (key: string) => {
@@ -112,7 +116,8 @@ export function attachGraphqlWebSocket(options: {
           authorization: ctx.extra.request.headers.authorization,
           idpToken: idpToken as string | undefined,
         };
-        const auth = await authenticate(credentials);
+        const connectionId = randomUUID();
+        const auth = await authenticate(credentials, `ws:${connectionId}`);
         if (auth.kind === 'refused' && auth.error.retryable) {
           // 100102: the credential may well be good; 4403 would tell the client otherwise.
           // 4500 is graphql-ws's "server error", which its clients may retry.
@@ -124,7 +129,7 @@ export function attachGraphqlWebSocket(options: {
         }
         if (auth.kind === 'refused') return false;
         const connection: Connection = {
-          id: randomUUID(),
+          id: connectionId,
           credentials,
           accountId: auth.kind === 'actor' ? auth.actor.accountId : null,
           operations: new Set(),
@@ -166,11 +171,13 @@ export function attachGraphqlWebSocket(options: {
             new GraphQLError(error.message, { extensions: appErrorExtensions(error, id) }),
           ]);
         }
-        const auth = await authenticate(connection.credentials);
+        // The request id of the operation's context, so the log line and the error agree.
+        const requestId = `ws:${connection.id}:${id}`;
+        const auth = await authenticate(connection.credentials, requestId);
         if (auth.kind === 'refused') {
           return refuse([
             new GraphQLError(auth.error.message, {
-              extensions: appErrorExtensions(auth.error, id),
+              extensions: appErrorExtensions(auth.error, requestId),
             }),
           ]);
         }
@@ -252,7 +259,7 @@ export function attachGraphqlWebSocket(options: {
   ) {
     const socket = ctx.extra.socket;
     const timer = setInterval(() => {
-      authenticate(connection.credentials).then(
+      authenticate(connection.credentials, `ws:${connection.id}`).then(
         (auth) => {
           // 100102 (the database or the issuer away) says nothing about the credential.
           if (auth.kind === 'refused' && !auth.error.retryable)

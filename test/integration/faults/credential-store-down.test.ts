@@ -145,6 +145,8 @@ function whileDown(setup: {
     assert.equal(closed.code, 4500);
     assert.match(closed.reason, /^100102: /);
     assert.doesNotMatch(closed.reason, internals);
+    // The cause is in the log under the connection's request id.
+    assert.match(t.logs(), /"reqId":"ws:[0-9a-f-]{36}".*could not be checked/);
   });
 
   it('an MCP bearer token: 503 temporarily_unavailable, 100102, no internals', async () => {
