@@ -14,7 +14,7 @@ import { createTestDatabase } from '../helpers/database.ts';
 // revocation commits, the eviction arrives while that read is in flight, and the read then
 // lands in the cache. Here a query hook delivers the eviction at exactly that moment.
 
-describe('ApiKeyVerifier: an eviction heard during a lookup wins', () => {
+describe('ApiKeyVerifier: what the cache may answer', () => {
   let database: Database;
   before(async () => {
     database = await createTestDatabase('pglite');
@@ -83,5 +83,69 @@ describe('ApiKeyVerifier: an eviction heard during a lookup wins', () => {
     const readsCached = reads;
     assert.notEqual(await verifier.verify(other.secret), null);
     assert.equal(reads, readsCached, 'served from the cache');
+  });
+
+  it('an expired key, a revoked key and an unknown key each cost one lookup, cached or not', async () => {
+    await insertAccount(database.db, {
+      id: 'acc_paths',
+      alias: 'paths',
+      role: 'user',
+      apiKeyAccess: true,
+    });
+    const clock = new TestClock();
+    const expiring = generateApiKey();
+    const revoked = generateApiKey();
+    for (const [id, key, expiresAt] of [
+      ['key_expiring', expiring, new Date(clock.now().getTime() + 1_000)],
+      ['key_revoked', revoked, null],
+    ] as const) {
+      await insertApiKey(database.db, {
+        id,
+        accountId: 'acc_paths',
+        name: id,
+        prefix: key.prefix,
+        secretHash: key.secretHash,
+        expiresAt,
+      });
+    }
+    let reads = 0;
+    const counting: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        reads += 1;
+        return args.result;
+      },
+    };
+    const changes = new LocalCredentialEvents();
+    const verifier = new ApiKeyVerifier({
+      db: database.db.withPlugin(counting),
+      clock,
+      changes,
+      touchIntervalMs: 3_600_000, // one touch per key in this test, before the counting
+    });
+    // Both keys work and are cached (the touch is their first and last write here).
+    assert.notEqual(await verifier.verify(expiring.secret), null);
+    assert.notEqual(await verifier.verify(revoked.secret), null);
+    await database.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('id', '=', 'key_revoked')
+      .execute();
+    changes.deliver({ type: 'api_key_revoked', apiKeyId: 'key_revoked' });
+    clock.advance(2_000); // expired, well within the 10-second TTL
+
+    const cost = async (secret: string) => {
+      const before = reads;
+      assert.equal(await verifier.verify(secret), null);
+      return reads - before;
+    };
+    assert.deepEqual(
+      {
+        expired: await cost(expiring.secret),
+        revoked: await cost(revoked.secret),
+        unknown: await cost(generateApiKey().secret),
+      },
+      { expired: 1, revoked: 1, unknown: 1 },
+    );
   });
 });
