@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  exchangeWithOauth4webapi,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { collect, wsClient } from '../../helpers/ws.ts';
 
@@ -223,33 +215,7 @@ describeEachBackend('hostile text is 120001 naming the field, on every edge', (b
 
   it('MCP tool arguments: the call is an isError result with 120001 and the field; nothing runs', async () => {
     const seeded = await seedAccount(t.app, { credits: { standard: 20 } });
-    const email = `hostile-${seeded.account.id}@example.test`;
-    await t.app.services.identityProvider!.addUser({
-      accountId: seeded.account.id,
-      email,
-      password: 'an mcp password',
-    });
-    const pkce = await newPkce();
-    const redirectUri = 'http://localhost:45999/oauth/callback';
-    const callback = await authorizeInBrowser(
-      new TestBrowser(t.url),
-      t.url,
-      authorizeUrl(t.url, { clientId: 'atelier-local-tools', redirectUri, pkce }),
-      { email, password: 'an mcp password' },
-    );
-    const { access_token: token } = await exchangeWithOauth4webapi(
-      t.url,
-      'atelier-local-tools',
-      redirectUri,
-      callback,
-      pkce,
-    );
-    const client = new Client({ name: 'hostile', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectMcpClient(t, await mcpAccessToken(t, seeded.account.id));
     try {
       for (const [what, text] of hostile) {
         const calls: Array<[string, Record<string, unknown>, string]> = [

@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { generateImage, testModels } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  exchangeWithOauth4webapi,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
 import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
 
 const listModels = '{ listModels(first: 100) { nodes { modelId accessible } } }';
@@ -123,34 +115,7 @@ describeEachBackend('a model restricted to accounts is private to them', (backen
   });
 
   it('over MCP, another account neither lists it nor estimates or submits to it: 140004', async () => {
-    const email = `private-${other.account.id}@example.test`;
-    await t.app.services.identityProvider!.addUser({
-      accountId: other.account.id,
-      email,
-      password: 'a private password',
-    });
-    const clientId = 'atelier-local-tools';
-    const redirectUri = 'http://localhost:45999/oauth/callback';
-    const pkce = await newPkce();
-    const callback = await authorizeInBrowser(
-      new TestBrowser(t.url),
-      t.url,
-      authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-      { email, password: 'a private password' },
-    );
-    const { access_token: token } = await exchangeWithOauth4webapi(
-      t.url,
-      clientId,
-      redirectUri,
-      callback,
-      pkce,
-    );
-    const client = new Client({ name: 'test-agent', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectMcpClient(t, await mcpAccessToken(t, other.account.id));
     try {
       const listed = await client.callTool({ name: 'list_models', arguments: {} });
       const ids = (listed.structuredContent as { models: { model_id: string }[] }).models.map(

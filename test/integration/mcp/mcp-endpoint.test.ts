@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT } from 'jose';
 import sharp from 'sharp';
 import type { Database } from '../../../src/store/database.ts';
@@ -10,13 +8,7 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  exchangeWithOauth4webapi,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const clientId = 'atelier-local-tools';
@@ -28,7 +20,7 @@ function toolErrorCode(result: object): string {
   const [text] = content as { type: string; text: string }[];
   return (JSON.parse(text!.text.split('\n')[1]!) as { error: { code: string } }).error.code;
 }
-const redirectUri = 'http://localhost:45999/oauth/callback';
+const _redirectUri = 'http://localhost:45999/oauth/callback';
 
 describeEachBackend(
   '/mcp: tools for AI agents behind MCP access tokens (spec §4.2, §5.4)',
@@ -47,37 +39,9 @@ describeEachBackend(
     /** An account, and an MCP access token for it obtained through the real OAuth flow. */
     const connected = async () => {
       const seeded = await seedAccount(t.app, { credits: { standard: 20 } });
-      const email = `mcp-${seeded.account.id}@example.test`;
-      await t.app.services.identityProvider!.addUser({
-        accountId: seeded.account.id,
-        email,
-        password: 'an mcp password',
-      });
-      const pkce = await newPkce();
-      const callback = await authorizeInBrowser(
-        new TestBrowser(t.url),
-        t.url,
-        authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-        { email, password: 'an mcp password' },
-      );
-      const { access_token: token } = await exchangeWithOauth4webapi(
-        t.url,
-        clientId,
-        redirectUri,
-        callback,
-        pkce,
-      );
-      return { ...seeded, token };
+      return { ...seeded, token: await mcpAccessToken(t, seeded.account.id) };
     };
-    const mcpClient = async (token: string) => {
-      const client = new Client({ name: 'test-agent', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${token}` } },
-        }),
-      );
-      return client;
-    };
+    const mcpClient = (token: string) => connectMcpClient(t, token);
     const post = (headers: Record<string, string>) =>
       fetch(`${t.url}/mcp`, {
         method: 'POST',

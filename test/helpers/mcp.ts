@@ -1,0 +1,42 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { TestApp } from './app.ts';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  exchangeWithOauth4webapi,
+  newPkce,
+  TestBrowser,
+} from './oauth-flow.ts';
+
+const clientId = 'atelier-local-tools';
+const redirectUri = 'http://localhost:45999/oauth/callback';
+
+/**
+ * An MCP access token for `accountId`, obtained as a person and an agent would: a built-in
+ * sign-in for the account, authorize → sign in → consent in the browser, and the code exchange.
+ */
+export async function mcpAccessToken(t: TestApp, accountId: string): Promise<string> {
+  const who = { email: `mcp-${accountId}@example.test`, password: 'an mcp password' };
+  await t.app.services.identityProvider!.addUser({ accountId, ...who });
+  const pkce = await newPkce();
+  const callback = await authorizeInBrowser(
+    new TestBrowser(t.url),
+    t.url,
+    authorizeUrl(t.url, { clientId, redirectUri, pkce }),
+    who,
+  );
+  const tokens = await exchangeWithOauth4webapi(t.url, clientId, redirectUri, callback, pkce);
+  return tokens.access_token;
+}
+
+/** The MCP SDK's client, connected to the app's `/mcp` with `token`; the caller closes it. */
+export async function connectMcpClient(t: TestApp, token: string): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
