@@ -46,6 +46,19 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
     },
   );
 
+  // Fastify's own 404 logs and answers "Route GET:<url> not found" with the query string, which
+  // on a signed path is a credential (a preflight to an upload URL, a typo in a media URL).
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0];
+    return reply.code(404).send({
+      error: {
+        code: ErrorCode.NotFound,
+        message: `No route ${request.method} ${path}.`,
+        requestId: request.id,
+      },
+    });
+  });
+
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {

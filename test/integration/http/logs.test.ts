@@ -56,6 +56,14 @@ describeEachBackend('structured logs', (backend) => {
     await download(t.url, apiKey, mediaId);
     const signed = await fetch(`${t.url}/media/${mediaId}?exp=1&sig=forged-signature-value`);
     assert.equal(signed.status >= 400, true);
+    // No route answers these: the 404 must not log (or echo) the signed query either.
+    const preflight = await fetch(`${t.url}/uploads/med_x?exp=1&sig=preflight-signature`, {
+      method: 'OPTIONS',
+    });
+    assert.equal(preflight.status, 404);
+    assert.equal((await preflight.text()).includes('preflight-signature'), false);
+    const slash = await fetch(`${t.url}/media/${mediaId}/?exp=1&sig=trailing-signature`);
+    assert.equal(slash.status, 404);
     const withToken = await fetch(
       `${t.url}/graphql?query=%7B__typename%7D&access_token=leaked-token-value&other=kept`,
     );
@@ -70,7 +78,15 @@ describeEachBackend('structured logs', (backend) => {
     assert.ok(urls.some((u) => u === `/media/${mediaId}?[redacted]`));
     assert.ok(urls.some((u) => u.startsWith('/uploads/') && u.endsWith('?[redacted]')));
     assert.ok(urls.includes('/graphql?query=%7B__typename%7D&access_token=[redacted]&other=kept'));
-    for (const secret of ['sig=', 'exp=', 'X-Amz-', 'leaked-token-value', 'forged-signature'])
+    for (const secret of [
+      'sig=',
+      'exp=',
+      'X-Amz-',
+      'leaked-token-value',
+      'forged-signature',
+      'preflight-signature',
+      'trailing-signature',
+    ])
       assert.equal(t.logs().includes(secret), false, `${secret} reached the log`);
   });
 });
