@@ -28,7 +28,7 @@ export interface ConsentContext {
     verified: boolean;
     /** The host that published a metadata-document client's `client_id` (null if configured). */
     client_id_host: string | null;
-    /** The host the browser is sent back to after the decision. */
+    /** The host the browser is sent back to after the decision (an app's scheme, `app:`). */
     redirect_host: string;
     /** The callback is on this computer (a loopback address): an app running locally. */
     loopback_redirect: boolean;
@@ -48,7 +48,7 @@ export interface ConsentContext {
 }
 
 export interface ConsentNotice {
-  kind: 'impersonation' | 'unverified-client' | 'loopback-redirect';
+  kind: 'impersonation' | 'unverified-client' | 'loopback-redirect' | 'app-redirect';
   severity: 'warning' | 'info';
   message: string;
 }
@@ -127,10 +127,9 @@ export class AuthorizationFlow {
     const { pending, client } = await this.#pendingFor(session, query.client_id, query.state);
     if (query.scope !== pending.scope)
       throw new OAuthError('invalid_request', `scope must be ${pending.scope}.`, false);
-    const redirect = new URL(pending.redirect_uri);
+    const redirect = describeRedirect(pending.redirect_uri);
     const verified = client.source === 'configured';
     const clientIdHost = verified ? null : new URL(client.clientId).host;
-    const loopback = isLoopback(redirect.hostname);
     return {
       client: {
         client_id: client.clientId,
@@ -140,13 +139,13 @@ export class AuthorizationFlow {
         verified,
         client_id_host: clientIdHost,
         redirect_host: redirect.host,
-        loopback_redirect: loopback,
+        loopback_redirect: redirect.kind === 'loopback',
       },
       notices: consentNotices({
         name: client.name,
         clientIdHost,
         impersonates: !verified && this.#d.clients.hasConfiguredName(client.name),
-        loopback,
+        redirect,
       }),
       permissions: [
         {
@@ -236,9 +235,20 @@ export class AuthorizationFlow {
   }
 }
 
-/** `localhost`, 127.0.0.0/8 or ::1: a callback served by an app on this very computer. */
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+/**
+ * Where the decision sends the browser: a web host, a loopback callback of an app on this
+ * computer (`localhost`, 127.0.0.0/8, ::1), or a native app's own scheme, which any app on the
+ * device may have claimed (RFC 8252 §8.6).
+ */
+function describeRedirect(uri: string): { kind: 'web' | 'loopback' | 'app'; host: string } {
+  const url = new URL(uri);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { kind: 'app', host: url.protocol };
+  const loopback =
+    url.hostname === 'localhost' ||
+    url.hostname === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(url.hostname);
+  return { kind: loopback ? 'loopback' : 'web', host: url.host };
 }
 
 /**
@@ -250,7 +260,7 @@ function consentNotices(c: {
   name: string;
   clientIdHost: string | null;
   impersonates: boolean;
-  loopback: boolean;
+  redirect: { kind: 'web' | 'loopback' | 'app'; host: string };
 }): ConsentNotice[] {
   const notices: ConsentNotice[] = [];
   if (c.impersonates) {
@@ -267,11 +277,18 @@ function consentNotices(c: {
       message: `This app describes itself from ${c.clientIdHost}; Atelier has not verified who runs it.`,
     });
   }
-  if (c.loopback) {
+  if (c.redirect.kind === 'loopback') {
     notices.push({
       kind: 'loopback-redirect',
       severity: 'info',
       message: 'You will be sent back to an app running on this computer.',
+    });
+  }
+  if (c.redirect.kind === 'app') {
+    notices.push({
+      kind: 'app-redirect',
+      severity: 'warning',
+      message: `You will be sent back to whichever app on this device handles ${c.redirect.host} links.`,
     });
   }
   return notices;

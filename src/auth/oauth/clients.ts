@@ -75,6 +75,17 @@ export class ClientRegistry {
   }
 }
 
+/**
+ * A name as a person reads it: width and compatibility forms folded (NFKC), case folded,
+ * invisible characters (zero-width, bidi controls, other format characters) dropped, spacing
+ * collapsed. Look-alike letters of other scripts are not folded: the consent page shows the
+ * client's host for that.
+ */
 function readableName(name: string): string {
-  return name.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  return name
+    .normalize('NFKC')
+    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu, '')
+    .toLowerCase()
+    .replace(/\s+/gu, ' ')
+    .trim();
 }

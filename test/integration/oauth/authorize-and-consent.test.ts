@@ -26,7 +26,10 @@ const agentDocuments: Record<string, string> = {
   '/agent.json': 'Helpful Agent',
   '/namesake.json': 'Helpful Agent',
   '/impostor.json': '  mcp inspector AND Local   tools ',
+  // Invisible characters do not make a trusted name a new one.
+  '/native.json': 'MCP Inspector and local\u200b tools\u202e',
 };
+const appCallback = 'com.example.agent:/oauth/callback';
 
 describeEachBackend('the authorization endpoint and the consent page (issue 15)', (backend) => {
   let database: Database;
@@ -40,7 +43,7 @@ describeEachBackend('the authorization endpoint and the consent page (issue 15)'
       host.serveJson(path, (self) => ({
         client_id: self,
         client_name: name,
-        redirect_uris: ['http://localhost/oauth/callback', httpsCallback],
+        redirect_uris: ['http://localhost/oauth/callback', httpsCallback, appCallback],
         token_endpoint_auth_method: 'none',
       }));
     }
@@ -152,6 +155,21 @@ describeEachBackend('the authorization endpoint and the consent page (issue 15)'
       ['impersonation', 'unverified-client', 'loopback-redirect'],
     );
     assert.equal(notices[0]!.severity, 'warning');
+  });
+
+  it("a native app's scheme callback is named, with a warning; invisible characters hide no name", async () => {
+    const { client, notices } = await consentContext(`${host.base}/native.json`, appCallback);
+    assert.equal(client.redirect_host, 'com.example.agent:');
+    assert.equal(client.loopback_redirect, false);
+    assert.deepEqual(
+      notices.map((n) => [n.kind, n.severity]),
+      [
+        ['impersonation', 'warning'],
+        ['unverified-client', 'warning'],
+        ['app-redirect', 'warning'],
+      ],
+    );
+    assert.match(notices[2]!.message, /com\.example\.agent:/);
   });
 
   it('POST /auth/session from a signed-in browser is 409 and the browser keeps its identity', async () => {
