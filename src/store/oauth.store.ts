@@ -50,13 +50,13 @@ export async function touchSession(
 
 /**
  * Forgets what can no longer be used: ended sessions (their pending authorizations go with
- * them), expired pending authorizations, expired codes and expired tokens. A code's replay
- * after its expiry is then "unknown" rather than a revocation, which changes nothing: an
- * expired code gives nothing either way.
+ * them), expired pending authorizations, unused expired codes and expired tokens. A used code
+ * stays until `usedCodeRetentionMs` after its use (the lifetime of the token it gave), so a
+ * late replay still revokes that token (RFC 9700 §4.5).
  */
 export async function deleteExpiredAuthorizationState(
   db: Db,
-  lifetime: SessionLifetime,
+  lifetime: SessionLifetime & { readonly usedCodeRetentionMs: number },
 ): Promise<{ sessions: number; pending: number; codes: number; tokens: number }> {
   const count = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
   return db.transaction().execute(async (trx) => ({
@@ -80,7 +80,12 @@ export async function deleteExpiredAuthorizationState(
     codes: count(
       await trx
         .deleteFrom('oauth_codes')
-        .where('expires_at', '<=', sql<Date>`now()`)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('used_at', 'is', null), eb('expires_at', '<=', sql<Date>`now()`)]),
+            eb('used_at', '<=', ago(lifetime.usedCodeRetentionMs)),
+          ]),
+        )
         .executeTakeFirst(),
     ),
     tokens: count(

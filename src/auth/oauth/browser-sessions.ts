@@ -1,5 +1,6 @@
 import { randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
+import { accessTokenLifetimeSeconds } from './access-tokens.ts';
 import {
   deleteExpiredAuthorizationState,
   deleteSession,
@@ -73,7 +74,10 @@ export class BrowserSessions {
    * nobody may ever come back for.
    */
   sweepExpired() {
-    return deleteExpiredAuthorizationState(this.#db, this.#lifetime);
+    return deleteExpiredAuthorizationState(this.#db, {
+      ...this.#lifetime,
+      usedCodeRetentionMs: accessTokenLifetimeSeconds * 1000,
+    });
   }
 }
 
