@@ -38,12 +38,25 @@ export class PostgresCredentialEvents implements CredentialEvents {
     return this.#channel?.live ?? false;
   }
 
+  /**
+   * Never rejects: the change has committed, and its caller must not hear of a failure for a
+   * revocation that happened. If the NOTIFY cannot be sent (the database is away), this node
+   * still forgets the credential at once, and the others stop trusting their caches for as long
+   * as their own LISTEN connections are down too; at worst an entry ages out (10 s).
+   */
   async publish(change: CredentialChange): Promise<void> {
     const echo = randomUUID();
     const abort = new AbortController();
     const heard = new Promise<void>((resolve) => this.#echoes.set(echo, resolve));
     try {
-      await this.#channel?.notify(JSON.stringify({ ...change, echo }));
+      const sent = await this.#channel?.notify(JSON.stringify({ ...change, echo })).then(
+        () => true,
+        () => false,
+      );
+      if (sent === false) {
+        this.#local.deliver(change);
+        return;
+      }
       // Not listening: nothing to wait for, and the caches here are off until it is back.
       if (!this.live) return;
       const timeout = sleep(echoWaitMs, undefined, { signal: abort.signal }).catch(() => {});
