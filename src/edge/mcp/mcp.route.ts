@@ -8,7 +8,7 @@ import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
-import { toolError } from './tool-result.ts';
+import { toolError, toolRunner } from './tool-result.ts';
 import { registerAccountTools } from './tools/account.tools.ts';
 import { registerGenerationTools } from './tools/generation.tools.ts';
 import { registerMediaTools } from './tools/media.tools.ts';
@@ -125,9 +125,10 @@ export async function mcpRoutes(
       { name: 'atelier', title: 'Atelier', version: o.version },
       { instructions },
     );
-    registerAccountTools(server, actor, o.services);
-    registerGenerationTools(server, actor, o.services);
-    registerMediaTools(server, actor, o.services);
+    const run = toolRunner(request.log, request.id);
+    registerAccountTools(server, actor, o.services, run);
+    registerGenerationTools(server, actor, o.services, run);
+    registerMediaTools(server, actor, o.services, run);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The transport writes the response itself: headers set so far (security, rate limit,
     // request id) go onto the raw response first.

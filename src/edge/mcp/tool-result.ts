@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyBaseLogger } from 'fastify';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 
 /** A successful tool result: the structured value, and the same as text for older clients. */
@@ -9,18 +10,30 @@ export function toolResult(structured: Record<string, unknown>): CallToolResult 
   };
 }
 
+/** Runs a tool body for one MCP request (see `toolRunner`). */
+export type ToolRunner = (body: () => Promise<CallToolResult>) => Promise<CallToolResult>;
+
 /**
- * Runs a tool body; a domain error becomes a tool result with `isError: true` carrying the
- * catalogue code (an agent can act on it), never a protocol error.
+ * How the tools of one request run: a domain error becomes a tool result with `isError: true`
+ * carrying the catalogue code (an agent can act on it), never a protocol error; anything else
+ * is logged once under the request id and answered as 190000 with that id, nothing more.
  */
-export async function runTool(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  try {
-    return await body();
-  } catch (error) {
-    return toolError(
-      error instanceof AppError ? error : new AppError(ErrorCode.Internal, 'Internal error.'),
-    );
-  }
+export function toolRunner(log: FastifyBaseLogger, requestId: string): ToolRunner {
+  return async (body) => {
+    try {
+      return await body();
+    } catch (error) {
+      if (error instanceof AppError) return toolError(error);
+      log.error({ err: error, requestId }, 'unhandled error in an MCP tool');
+      return toolError(
+        new AppError(
+          ErrorCode.Internal,
+          `Internal error; the request id ${requestId} identifies it in the server log.`,
+          { requestId },
+        ),
+      );
+    }
+  };
 }
 
 /** A tool result with `isError: true` carrying the code and details of `error`. */

@@ -304,6 +304,35 @@ describeEachBackend(
       }
     });
 
+    it('a tool that fails unexpectedly answers 190000 with a request id, logged once under it', async () => {
+      const { token } = await connected();
+      const client = await mcpClient(token);
+      // Fault injection: the account service breaks the way a driver would.
+      const accounts = t.app.services.accounts;
+      const getProfile = accounts.getProfile;
+      accounts.getProfile = async () => {
+        throw new Error('connection to 10.0.0.5 lost: driver internals');
+      };
+      try {
+        const res = await client.callTool({ name: 'get_account', arguments: {} });
+        const [text] = res.content as { text: string }[];
+        const { error } = JSON.parse(text!.text.split('\n')[1]!) as {
+          error: { code: string; requestId: string; message: string };
+        };
+        assert.equal(error.code, '190000');
+        assert.doesNotMatch(text!.text, /10\.0\.0\.5|driver/);
+        const logged = t
+          .logs()
+          .split('\n')
+          .filter((line) => line.includes('driver internals'));
+        assert.equal(logged.length, 1, 'logged once');
+        assert.equal(JSON.parse(logged[0]!).requestId, error.requestId);
+      } finally {
+        accounts.getProfile = getProfile;
+        await client.close();
+      }
+    });
+
     it('tokens signed by the real key but expired, for another audience or without the scope are refused', async () => {
       const { account } = await seedAccount(t.app);
       const { key, kid } = t.app.oauth.keys.signingKey;

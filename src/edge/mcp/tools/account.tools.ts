@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
-import { defined, runTool, toolResult } from '../tool-result.ts';
+import { defined, type ToolRunner, toolResult } from '../tool-result.ts';
 
 const readOnly = {
   readOnlyHint: true,
@@ -12,7 +12,12 @@ const readOnly = {
 } as const;
 
 /** Account and catalogue tools: what an agent reads before it spends anything. */
-export function registerAccountTools(server: McpServer, actor: Actor, services: Services): void {
+export function registerAccountTools(
+  server: McpServer,
+  actor: Actor,
+  services: Services,
+  run: ToolRunner,
+): void {
   server.registerTool(
     'get_account',
     defined('get_account', () => ({
@@ -25,7 +30,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
       annotations: readOnly,
     })),
     () =>
-      runTool(async () => {
+      run(async () => {
         const profile = await services.accounts.getProfile(actor);
         return toolResult({ alias: profile.alias, credit_balances: profile.creditBalances });
       }),
@@ -42,7 +47,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
       annotations: readOnly,
     })),
     ({ kind }) =>
-      runTool(async () => {
+      run(async () => {
         const page = services.catalogue.listModels(actor, { kind }, 100);
         return toolResult({
           models: page.nodes.map(({ model, accessible }) => ({
@@ -70,7 +75,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
       annotations: readOnly,
     })),
     ({ kind }) =>
-      runTool(async () => {
+      run(async () => {
         const page = await services.library.listElements(actor, { kind }, 100);
         return toolResult({
           elements: page.nodes.map((e) => ({
@@ -99,7 +104,7 @@ export function registerAccountTools(server: McpServer, actor: Actor, services: 
       annotations: readOnly,
     })),
     (args) =>
-      runTool(async () => {
+      run(async () => {
         const estimate = await services.generations.estimate(actor, 'image', fromSnakeCase(args));
         return toolResult({ ...estimate });
       }),

@@ -5,7 +5,7 @@ import type { Actor } from '../../../domain/actor.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
 import type { ContentView, TaskView } from '../../../services/generation-views.ts';
 import type { Services } from '../../services.ts';
-import { defined, runTool, toolResult } from '../tool-result.ts';
+import { defined, type ToolRunner, toolResult } from '../tool-result.ts';
 import { fromSnakeCase, imageInputShape } from './account.tools.ts';
 
 const maxWaitSeconds = 60;
@@ -120,6 +120,7 @@ export function registerSubmitTool(
   server: McpServer,
   actor: Actor,
   services: Services,
+  run: ToolRunner,
   tool: {
     name: string;
     title: string;
@@ -148,7 +149,7 @@ export function registerSubmitTool(
       },
     })),
     (args: Record<string, unknown>) =>
-      runTool(async () => {
+      run(async () => {
         const submitted = await services.generations.submit(actor, tool.kind, fromSnakeCase(args));
         const content = await services.results.getContent(actor, submitted.contentId);
         return toolResult({
@@ -162,8 +163,13 @@ export function registerSubmitTool(
 }
 
 /** Generation tools: submit (charged, idempotent), follow, download, list, cancel. */
-export function registerGenerationTools(server: McpServer, actor: Actor, services: Services): void {
-  registerSubmitTool(server, actor, services, {
+export function registerGenerationTools(
+  server: McpServer,
+  actor: Actor,
+  services: Services,
+  run: ToolRunner,
+): void {
+  registerSubmitTool(server, actor, services, run, {
     name: 'generate_image',
     title: 'Generate images',
     kind: 'image',
@@ -187,7 +193,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     })),
     ({ content_id, inline_images }) =>
-      runTool(async () =>
+      run(async () =>
         generationResult(
           await services.results.getContent(actor, content_id),
           { actor, services },
@@ -215,7 +221,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     })),
     ({ task_id, timeout_seconds, inline_images }, extra) =>
-      runTool(async () => {
+      run(async () => {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), (timeout_seconds ?? 30) * 1000);
         const onAbort = () => controller.abort();
@@ -264,7 +270,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     })),
     ({ media_ids }) =>
-      runTool(async () => {
+      run(async () => {
         const urls = await services.media.downloadUrls(actor, media_ids);
         return toolResult({
           urls: urls.map((u) => ({
@@ -299,7 +305,7 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     })),
     ({ idempotency_key, first, after }) =>
-      runTool(async () => {
+      run(async () => {
         const page = await services.results.listContents(
           actor,
           { idempotencyKey: idempotency_key },
@@ -329,6 +335,6 @@ export function registerGenerationTools(server: McpServer, actor: Actor, service
       },
     })),
     ({ task_id }) =>
-      runTool(async () => toolResult(task(await services.generations.cancelTask(actor, task_id)))),
+      run(async () => toolResult(task(await services.generations.cancelTask(actor, task_id)))),
   );
 }

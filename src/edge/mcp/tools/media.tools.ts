@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
-import { defined, runTool, toolResult } from '../tool-result.ts';
+import { defined, type ToolRunner, toolResult } from '../tool-result.ts';
 import { registerSubmitTool } from './generation.tools.ts';
 
 const readOnly = {
@@ -13,7 +13,12 @@ const readOnly = {
 } as const;
 
 /** Voices, avatars, and the video, speech and talking-avatar generations. */
-export function registerMediaTools(server: McpServer, actor: Actor, services: Services): void {
+export function registerMediaTools(
+  server: McpServer,
+  actor: Actor,
+  services: Services,
+  run: ToolRunner,
+): void {
   server.registerTool(
     'list_voice_models',
     defined('list_voice_models', () => ({
@@ -32,7 +37,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
       annotations: readOnly,
     })),
     ({ language, first, after }) =>
-      runTool(async () => {
+      run(async () => {
         const page = await services.voices.list(actor, language, first ?? 100, after ?? null);
         return toolResult({
           voices: page.nodes.map((v) => ({
@@ -65,7 +70,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
       annotations: readOnly,
     })),
     ({ first, after }) =>
-      runTool(async () => {
+      run(async () => {
         const page = await services.library.listAvatars(actor, first ?? 50, after ?? null);
         return toolResult({
           avatars: page.nodes.map((a) => ({
@@ -79,7 +84,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
       }),
   );
 
-  registerSubmitTool(server, actor, services, {
+  registerSubmitTool(server, actor, services, run, {
     name: 'generate_video',
     title: 'Generate a video',
     kind: 'video',
@@ -97,7 +102,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
     },
   });
 
-  registerSubmitTool(server, actor, services, {
+  registerSubmitTool(server, actor, services, run, {
     name: 'generate_speech',
     title: 'Generate speech',
     kind: 'speech',
@@ -112,7 +117,7 @@ export function registerMediaTools(server: McpServer, actor: Actor, services: Se
     },
   });
 
-  registerSubmitTool(server, actor, services, {
+  registerSubmitTool(server, actor, services, run, {
     name: 'generate_avatar_video',
     title: 'Generate a talking-avatar video',
     kind: 'avatar',
