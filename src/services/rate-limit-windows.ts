@@ -54,6 +54,9 @@ export class MemoryRateLimitWindows implements RateLimitWindows {
   async hit(key: string, windowMs: number, hits: number): Promise<WindowHit> {
     const now = this.#clock.now().getTime();
     const found = this.#windows.get(key);
+    // A read of a key never counted creates nothing: reads must not push real counts out.
+    if (hits === 0 && (found === undefined || found.resetAt <= now))
+      return { hits: 0, ttlMs: windowMs };
     const window =
       found === undefined || found.resetAt <= now ? { hits: 0, resetAt: now + windowMs } : found;
     window.hits += hits;

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clientAddressKey } from '../shared/client-address.ts';
 import type { RateLimitWindows } from './rate-limit-windows.ts';
 
 /** Failed sign-ins are counted over 15 minutes, whatever the configured request window. */
@@ -41,24 +42,31 @@ export class SignInThrottle {
 
   /**
    * Before a password is checked: the seconds this address must wait for this email, or null
-   * to go on (after the email's pause, if it has one).
+   * to go on (after the email's pause, if it has one). The attempt is counted here, before the
+   * check — a count read now and written after it would let a burst of parallel guesses all
+   * pass the same count — and given back by {@link succeeded} when the password was right.
    */
   async admit(email: string, address: string): Promise<{ retryAfterSeconds: number } | null> {
     const [fromAddress, forEmail] = await Promise.all([
-      this.#count(addressKey(email, address), 0),
+      this.#count(addressKey(email, address), 1),
       this.#count(emailKey(email), 0),
     ]);
-    if (fromAddress !== null && fromAddress.hits >= this.#maxFailures)
+    if (fromAddress !== null && fromAddress.hits > this.#maxFailures)
       return { retryAfterSeconds: Math.max(1, Math.ceil(fromAddress.ttlMs / 1000)) };
     const pause = pauseMs(forEmail?.hits ?? 0, this.#maxFailures);
     if (pause > 0) await this.#pause(pause);
     return null;
   }
 
-  /** Counts a failed attempt; null when it could not be counted. */
+  /** An admitted attempt that was no failure (right password, or the check could not run). */
+  async succeeded(email: string, address: string): Promise<void> {
+    await this.#count(addressKey(email, address), -1);
+  }
+
+  /** Counts a failed admitted attempt for its email; null when it could not be counted. */
   async failed(email: string, address: string): Promise<SignInFailures | null> {
     const [fromAddress] = await Promise.all([
-      this.#count(addressKey(email, address), 1),
+      this.#count(addressKey(email, address), 0),
       this.#count(emailKey(email), 1),
     ]);
     if (fromAddress === null) return null;
@@ -83,4 +91,4 @@ export function pauseMs(failures: number, maxFailures: number): number {
 const normalized = (email: string) => email.trim().toLowerCase();
 const emailKey = (email: string) => `sign-in:email:${normalized(email)}`;
 const addressKey = (email: string, address: string) =>
-  `sign-in:email-ip:${address}:${normalized(email)}`;
+  `sign-in:email-ip:${clientAddressKey(address)}:${normalized(email)}`;

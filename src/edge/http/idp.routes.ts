@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
 import type { SignInThrottle } from '../../services/sign-in-throttle.ts';
-import { AppError } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { describeLimit, sendRateLimited } from './rate-limits.ts';
 
 const signInBody = {
@@ -52,9 +52,15 @@ export async function idpRoutes(
       }
       try {
         const { idToken, expiresAt } = await idp.signIn(email, password);
+        await throttle.succeeded(email, request.ip);
         return { idToken, expiresAt: expiresAt.toISOString() };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
+        if (error.code === ErrorCode.IdentityUnavailable) {
+          // The password could not be checked at all: no failure of the person's.
+          await throttle.succeeded(email, request.ip);
+          throw error;
+        }
         const failures = await throttle.failed(email, request.ip);
         if (failures !== null) describeLimit(reply, failures);
         return reply

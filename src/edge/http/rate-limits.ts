@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RateLimitConfig } from '../../config/deployment.ts';
 import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
+import { clientAddressKey } from '../../shared/client-address.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 
 /** A hook that counts the request against its key and answers 429 when over the limit. */
@@ -110,7 +111,7 @@ async function limitsPlugin(
       hook(
         config.api,
         config.windowMs,
-        (request) => `${area}:${key(request) ?? `ip:${request.ip}`}`,
+        (request) => `${area}:${key(request) ?? `ip:${clientAddressKey(request.ip)}`}`,
         'requests',
         shape,
         weight,
@@ -127,7 +128,12 @@ async function limitsPlugin(
       };
     },
     auth: (area) =>
-      hook(config.auth, config.windowMs, (request) => `${area}:ip:${request.ip}`, 'attempts'),
+      hook(
+        config.auth,
+        config.windowMs,
+        (request) => `${area}:ip:${clientAddressKey(request.ip)}`,
+        'attempts',
+      ),
   });
 }
 

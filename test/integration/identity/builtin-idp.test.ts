@@ -102,6 +102,32 @@ describeEachBackend('the built-in identity provider', (backend) => {
     );
   });
 
+  it('a burst of parallel guesses from one address gets no more tries than one at a time', async () => {
+    await newUser('burst@example.test');
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        signIn('burst@example.test', `guess-${i}-password`, {
+          'x-forwarded-for': '198.51.100.77',
+        }),
+      ),
+    );
+    const statuses = burst.map((r) => r.status).sort();
+    assert.deepEqual(
+      statuses,
+      [...Array(4).fill(401), ...Array(8).fill(429)],
+      'IDP_SIGN_IN_LIMIT (4) checked, whatever the timing',
+    );
+  });
+
+  it('an IPv6 client counts by its /64: other addresses of the prefix are no fresh start', async () => {
+    await newUser('prefix@example.test');
+    const from = (address: string) =>
+      signIn('prefix@example.test', 'wrong-password-again', { 'x-forwarded-for': address });
+    for (let i = 1; i <= 4; i++) assert.equal((await from(`2001:db8:7:7::${i}`)).status, 401);
+    assert.equal((await from('2001:db8:7:7::beef')).status, 429);
+    assert.equal((await from('2001:db8:7:8::1')).status, 401, 'another /64 is another client');
+  });
+
   it('failures count per (email, address): a stranger who failed is refused (150029), the person still signs in from their own', async () => {
     await newUser('hopper@example.test');
     const from = (address: string, secret: string, email = 'hopper@example.test') =>
