@@ -5,6 +5,7 @@ import { newId } from '../shared/ids.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
 import { linkIdentity } from '../store/identity.store.ts';
+import { lookUpCredential } from './credentials-unavailable.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { SigningKeys } from './signing-keys.ts';
 
@@ -126,11 +127,13 @@ export class BuiltinIdentityProvider {
    * users), so sign-in reveals nothing about who has an account.
    */
   async signIn(email: string, password: string): Promise<SignedIn> {
-    const user = await this.#db
-      .selectFrom('idp_users')
-      .select(['id', 'email', 'password_hash'])
-      .where('email', '=', email.trim().toLowerCase())
-      .executeTakeFirst();
+    const user = await lookUpCredential(() =>
+      this.#db
+        .selectFrom('idp_users')
+        .select(['id', 'email', 'password_hash'])
+        .where('email', '=', email.trim().toLowerCase())
+        .executeTakeFirst(),
+    );
     const ok = await verifyPassword(user?.password_hash ?? (await decoyHash), password);
     if (user === undefined || !ok) {
       throw new AppError(ErrorCode.Unauthenticated, 'Wrong email or password.');

@@ -1,6 +1,5 @@
 import { randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
-import { accessTokenLifetimeSeconds } from './access-tokens.ts';
 import {
   deleteExpiredAuthorizationState,
   deleteSession,
@@ -9,6 +8,8 @@ import {
   type SessionLifetime,
   touchSession,
 } from '../../store/oauth.store.ts';
+import { lookUpCredential } from '../credentials-unavailable.ts';
+import { accessTokenLifetimeSeconds } from './access-tokens.ts';
 
 /** A browser session as the flow sees it; the id itself lives only in the cookie. */
 export interface BrowserSession {
@@ -47,7 +48,7 @@ export class BrowserSessions {
   /** The live session behind a cookie value, extending its inactivity window. */
   async find(id: string | undefined): Promise<BrowserSession | null> {
     if (id === undefined || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
-    const row = await touchSession(this.#db, sha256Hex(id), this.#lifetime);
+    const row = await lookUpCredential(() => touchSession(this.#db, sha256Hex(id), this.#lifetime));
     return row === undefined
       ? null
       : { id, idHash: row.id_hash, accountId: row.account_id, csrfToken: row.csrf_token };

@@ -8,6 +8,7 @@ import {
   type OauthCodeRow,
   revokeTokensOfCode,
 } from '../../store/oauth.store.ts';
+import { lookUpCredential } from '../credentials-unavailable.ts';
 import { type AccessTokens, accessTokenLifetimeSeconds } from './access-tokens.ts';
 import type { ClientRegistry } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -50,7 +51,7 @@ export class TokenEndpoint {
   async exchange(form: Readonly<Record<string, string>>): Promise<TokenResponse> {
     checkRequest(form, this.#deps.resource);
     await this.#deps.clients.resolve(form.client_id!);
-    const outcome = await this.#redeem(form);
+    const outcome = await lookUpCredential(() => this.#redeem(form));
     if (outcome.kind === 'refused') throw outcome.error;
     return {
       access_token: outcome.accessToken,

@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ErrorCode } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
+import { httpStatusOf } from './error-status.ts';
 
 /** Two years, the preload list's own minimum being one (https://hstspreload.org). */
 const hstsMaxAgeSeconds = 63_072_000;
@@ -28,6 +29,22 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
 
   app.setErrorHandler(
     (error: FastifyError & { error?: { code?: unknown }; errors?: unknown }, request, reply) => {
+      // A domain error a route let through (a credential check with the database away, …):
+      // its catalogue status and body; the cause, if any, to the log only.
+      if (error instanceof AppError) {
+        if (error.cause !== undefined)
+          request.log.warn({ err: error.cause, code: error.code }, 'request refused');
+        if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
+        return reply.code(httpStatusOf[error.code]).send({
+          error: {
+            ...error.details,
+            code: error.code,
+            message: error.message,
+            retryable: error.retryable,
+            requestId: request.id,
+          },
+        });
+      }
       const status = error.statusCode ?? 500;
       if (status >= 500) {
         request.log.error({ err: error }, 'unhandled error');

@@ -149,6 +149,49 @@ function whileDown(setup: {
     assert.match(t.logs(), /"reqId":"ws:[0-9a-f-]{36}".*could not be checked/);
   });
 
+  it('a built-in sign-in, a code exchange and a browser session: 503, 100102, no internals', async () => {
+    const attempts: Array<[string, Promise<Response>]> = [
+      [
+        'sign-in',
+        fetch(`${t.url}/idp/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'down@example.test', password }),
+        }),
+      ],
+      [
+        'token',
+        fetch(`${t.url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            client_id: 'atelier-local-tools',
+            code: 'a-code-that-cannot-be-looked-up',
+            redirect_uri: 'http://localhost:45999/oauth/callback',
+            code_verifier: 'v'.repeat(43),
+            resource: `${t.url}/mcp`,
+          }),
+        }),
+      ],
+      [
+        'session',
+        fetch(`${t.url}/auth/session`, {
+          headers: { cookie: `atelier_session=${'s'.repeat(43)}` },
+        }),
+      ],
+    ];
+    for (const [label, attempt] of attempts) {
+      const res = await attempt;
+      const text = await res.text();
+      assert.equal(res.status, 503, `${label}: ${text}`);
+      assert.equal(res.headers.get('retry-after'), '1', label);
+      const { error } = JSON.parse(text) as { error: { code: string; retryable: boolean } };
+      assert.deepEqual([error.code, error.retryable], ['100102', true], label);
+      assert.doesNotMatch(text, internals, label);
+    }
+  });
+
   it('an MCP bearer token: 503 temporarily_unavailable, 100102, no internals', async () => {
     const res = await fetch(`${t.url}/mcp`, {
       method: 'POST',
