@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import proxyAddr from '@fastify/proxy-addr';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.ts';
@@ -120,6 +122,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       log: http.log,
       queryLimits: config.graphqlLimits,
       countOperations: (caller, hits) => http.limits.operations('graphql', caller, hits),
+      clientAddress: clientAddressBehind(config.trustProxy),
       ...(overrides.webSocketLimits ? { limits: overrides.webSocketLimits } : {}),
     });
     http.server.on('upgrade', (request, socket, head) =>
@@ -190,6 +193,18 @@ async function rateLimitWindows(
   const redis = await RedisRateLimitWindows.connect(config.redis, http.log);
   http.addHook('onClose', async () => redis.close());
   return redis;
+}
+
+/** A raw request's client address by `TRUST_PROXY`, as Fastify gives `request.ip`. */
+function clientAddressBehind(trust: Config['trustProxy']): (request: IncomingMessage) => string {
+  const rule = fastifyTrustProxy(trust);
+  const trusted =
+    typeof rule === 'function'
+      ? rule
+      : typeof rule === 'boolean'
+        ? () => rule
+        : proxyAddr.compile(rule);
+  return (request) => proxyAddr(request, trusted);
 }
 
 /** `TRUST_PROXY` as Fastify takes it: a hop count becomes "trust the nearest n hops". */

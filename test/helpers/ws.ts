@@ -7,16 +7,19 @@ export interface WsClient {
   closed: Promise<{ code: number; reason: string }>;
 }
 
-/** A graphql-ws client on a real socket; `apiKey` goes in the handshake header. */
+/** A graphql-ws client on a real socket; `apiKey` (and any `headers`) go in the handshake. */
 export function wsClient(
   baseUrl: string,
-  options: { apiKey?: string; idpToken?: string } = {},
+  options: { apiKey?: string; idpToken?: string; headers?: Record<string, string> } = {},
 ): WsClient {
   let closed!: (event: { code: number; reason: string }) => void;
   const closedPromise = new Promise<{ code: number; reason: string }>((resolve) => {
     closed = resolve;
   });
-  const headers = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
+  const headers = {
+    ...options.headers,
+    ...(options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` }),
+  };
   const client = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: class extends WebSocket {

@@ -9,6 +9,7 @@ import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
+import { clientAddressKey } from '../../shared/client-address.ts';
 import { AppError, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
@@ -70,8 +71,12 @@ export function attachGraphqlWebSocket(options: {
    * as its HTTP requests; a refusal when over the limit.
    */
   countOperations?: (caller: string, hits: number) => Promise<RateLimitRefusal | null>;
+  /** The client's address, by the same proxy rules as HTTP requests (`TRUST_PROXY`). */
+  clientAddress?: (request: IncomingMessage) => string;
 }) {
   const limits = { ...defaultWebSocketLimits, ...options.limits };
+  const clientAddress =
+    options.clientAddress ?? ((request) => request.socket.remoteAddress ?? 'unknown');
   const { services, log } = options;
   // "Did you mean …?" hints name the schema; they go where introspection is off, as over HTTP.
   const wording = { suggestions: options.queryLimits.introspection };
@@ -187,7 +192,7 @@ export function attachGraphqlWebSocket(options: {
         const caller =
           auth.kind === 'actor'
             ? auth.actor.accountId
-            : `ip:${ctx.extra.request.socket.remoteAddress ?? 'unknown'}`;
+            : `ip:${clientAddressKey(clientAddress(ctx.extra.request))}`;
         const hits = Math.max(1, submissionsIn(payload.query, payload.operationName));
         const limited = await options.countOperations?.(caller, hits);
         if (limited != null)

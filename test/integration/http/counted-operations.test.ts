@@ -198,3 +198,41 @@ describe('WebSocket operations count against the account window', () => {
     }
   });
 });
+
+describe('anonymous WebSocket callers count by their address behind a proxy (TRUST_PROXY)', () => {
+  let t: TestApp;
+  withTestApp(
+    'pglite',
+    { env: { WORKER_CONCURRENCY: '0', RATE_LIMIT_PER_WINDOW: '3', TRUST_PROXY: '1' } },
+    (started) => {
+      ({ t } = started);
+    },
+  );
+
+  const codesOf = async (address: string, operations: number) => {
+    const ws = wsClient(t.url, { headers: { 'x-forwarded-for': address } });
+    try {
+      const codes: unknown[] = [];
+      for (let i = 0; i < operations; i++) {
+        const outcome = await collect(ws.client, '{ __typename }').finished;
+        const errors = (outcome.error as Array<{ extensions?: { code?: unknown } }>) ?? [];
+        codes.push(errors[0]?.extensions?.code ?? 'ok');
+      }
+      return codes;
+    } finally {
+      await ws.client.dispose();
+    }
+  };
+
+  it('one client behind the proxy uses up its own window, not everyone’s', async () => {
+    assert.deepEqual(await codesOf('198.51.100.10', 4), ['ok', 'ok', 'ok', '150029']);
+    assert.deepEqual(await codesOf('198.51.100.11', 3), ['ok', 'ok', 'ok']);
+    // The same window as that client's HTTP requests.
+    const http = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.10' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    assert.equal(http.status, 429);
+  });
+});
