@@ -2,16 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
-import {
-  type DeploymentConfig,
-  deploymentConfig,
-  deploymentDefaults,
-  deploymentProblems,
-  deploymentSchema,
-} from './deployment.ts';
-import { modelsSchema } from './models.schema.ts';
-import { defaultQueryLimits, type QueryLimits } from './query-limits.ts';
-import { fromString, isHttpUrl, wholeNumber } from './values.ts';
+import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './deployment.ts';
+import type { QueryLimits } from './query-limits.ts';
+import { defaultsOf, shapeOf, type Variable } from './variable.ts';
+import { variables } from './variables.ts';
 
 /**
  * Configuration is read once, at start, from the environment and an optional JSON file
@@ -137,152 +131,11 @@ export class ConfigError extends Error {
   }
 }
 
-const schema = z.object({
-  PORT: z.preprocess(
-    fromString,
-    z
-      .string()
-      .regex(/^\d+$/, 'expected a whole number from 1 to 65535')
-      .transform(Number)
-      .refine((n) => n >= 1 && n <= 65_535, 'expected a whole number from 1 to 65535'),
-  ),
-  HOST: z.string().min(1, 'must not be empty'),
-  METRICS_TOKEN: z
-    .string()
-    .regex(/^[\x21-\x7e]{16,}$/, 'expected at least 16 printable characters, no spaces')
-    .optional(),
-  METRICS_PORT: z.preprocess(
-    fromString,
-    z
-      .string()
-      .regex(/^\d+$/, 'expected a whole number from 1 to 65535')
-      .transform(Number)
-      .refine((n) => n >= 1 && n <= 65_535, 'expected a whole number from 1 to 65535')
-      .optional(),
-  ),
-  METRICS_HOST: z.string().min(1, 'must not be empty'),
-  PUBLIC_URL: z
-    .string()
-    .refine(isHttpOrigin, 'expected an http(s) URL such as https://atelier.example.com')
-    .transform((url) => url.replace(/\/+$/, '')),
-  DATA_DIR: z.string().min(1, 'must not be empty'),
-  DATABASE_URL: z
-    .string()
-    .refine((url) => /^postgres(ql)?:\/\//.test(url), 'expected a postgres:// URL')
-    .optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  MODELS: modelsSchema,
-  CREDIT_CATEGORIES: z
-    .string()
-    .regex(/^[a-z0-9_-]+(,[a-z0-9_-]+)*$/, 'expected comma-separated category names')
-    .transform((s) => s.split(',')),
-  WORKER_CONCURRENCY: wholeNumber(0, 64),
-  TASK_LEASE_MS: wholeNumber(1_000, 3_600_000),
-  TASK_POLL_MS: wholeNumber(10, 60_000),
-  TASK_MAX_ATTEMPTS: wholeNumber(1, 20),
-  ACCOUNT_MAX_RUNNING_TASKS: wholeNumber(0, 10_000),
-  MEDIA_URL_TTL_SECONDS: wholeNumber(10, 7 * 86_400),
-  SHUTDOWN_DRAIN_MS: wholeNumber(0, 600_000),
-  NODE_ENV: z.string().optional(),
-  GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
-  GRAPHQL_MAX_DEPTH: wholeNumber(2, 100),
-  GRAPHQL_MAX_ALIASES: wholeNumber(0, 1000),
-  GRAPHQL_MAX_ROOT_FIELDS: wholeNumber(1, 1000),
-  GRAPHQL_MAX_COST: wholeNumber(1, 10_000_000),
-  GRAPHQL_MAX_TOKENS: wholeNumber(10, 1_000_000),
-  GRAPHQL_MAX_LENGTH: wholeNumber(100, 10_000_000),
-  MAX_BODY_BYTES: wholeNumber(1024, 100 * 1024 * 1024),
-  UPLOAD_MAX_BYTES: wholeNumber(1024, 1024 ** 3),
-  UPLOAD_MAX_IMAGE_PIXELS: wholeNumber(16, 16_384),
-  UPLOAD_MAX_AUDIO_SECONDS: wholeNumber(1, 3600),
-  UPLOAD_URL_TTL_SECONDS: wholeNumber(10, 86_400),
-  FFMPEG_PATH: z.string().min(1).optional(),
-  FFPROBE_PATH: z.string().min(1).optional(),
-  IDP_SIGN_IN_LIMIT: wholeNumber(1, 10_000),
-  ...deploymentSchema,
-  OAUTH_CLIENTS: z.preprocess(
-    (value) => {
-      if (typeof value !== 'string') return value;
-      try {
-        return JSON.parse(value);
-      } catch {
-        return value;
-      }
-    },
-    z.array(
-      z.object({
-        client_id: z.string().min(1).max(200),
-        client_name: z.string().min(1).max(200),
-        redirect_uris: z
-          .array(z.string().refine(isHttpUrl, 'expected http(s) redirect URIs'))
-          .min(1),
-      }),
-    ),
-  ),
-  BROWSER_SESSION_MAX_AGE_SECONDS: wholeNumber(60, 30 * 86_400),
-  OAUTH_CIMD_HOSTS: z
-    .string()
-    .regex(
-      /^(\*|[a-z0-9.-]+(,[a-z0-9.-]+)*)?$/,
-      'expected *, a comma-separated host list, or nothing',
-    ),
-  IDP_JWKS_REFRESH_FLOOR_MS: wholeNumber(0, 3_600_000),
-  IDP_ISSUER: z
-    .string()
-    .refine(isHttpUrl, 'expected the issuer URL, e.g. https://accounts.example.com')
-    .optional(),
-  IDP_AUDIENCE: z.string().min(1).optional(),
-  IDP_JWKS_URI: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
-  IDP_CREATE_ACCOUNTS: z.enum(['true', 'false']).optional(),
-  IDP_ALGORITHMS: z
-    .string()
-    .regex(
-      /^((RS|PS|ES)(256|384|512)|EdDSA)(,((RS|PS|ES)(256|384|512)|EdDSA))*$/,
-      'asymmetric JWS algorithms only, e.g. RS256,ES256',
-    )
-    .transform((s) => s.split(','))
-    .default(['RS256', 'ES256']),
-});
+const schema = z.object(shapeOf(variables));
+const defaults = defaultsOf(variables);
 
 /** Every variable the configuration reads (the deployment files are checked against it). */
-export const configVariables: readonly string[] = [...Object.keys(schema.shape), 'CONFIG_FILE'];
-
-const defaults = {
-  PORT: '8080',
-  HOST: '127.0.0.1',
-  METRICS_HOST: '127.0.0.1',
-  DATA_DIR: './data',
-  LOG_LEVEL: 'info',
-  MODELS: '[]',
-  CREDIT_CATEGORIES: 'standard',
-  WORKER_CONCURRENCY: '2',
-  TASK_LEASE_MS: '30000', // 30 seconds
-  TASK_POLL_MS: '2000', // 2 seconds
-  TASK_MAX_ATTEMPTS: '3',
-  ACCOUNT_MAX_RUNNING_TASKS: '4',
-  MEDIA_URL_TTL_SECONDS: '3600', // 1 hour
-  SHUTDOWN_DRAIN_MS: '15000', // 15 seconds
-  GRAPHQL_MAX_DEPTH: String(defaultQueryLimits.maxDepth),
-  GRAPHQL_MAX_ALIASES: String(defaultQueryLimits.maxAliases),
-  GRAPHQL_MAX_ROOT_FIELDS: String(defaultQueryLimits.maxRootFields),
-  GRAPHQL_MAX_COST: String(defaultQueryLimits.maxCost),
-  GRAPHQL_MAX_TOKENS: String(defaultQueryLimits.maxTokens),
-  GRAPHQL_MAX_LENGTH: String(defaultQueryLimits.maxLength),
-  MAX_BODY_BYTES: String(256 * 1024), // 256 KiB
-  UPLOAD_MAX_BYTES: String(50 * 1024 * 1024), // 50 MiB
-  UPLOAD_MAX_IMAGE_PIXELS: '8192', // per side
-  UPLOAD_MAX_AUDIO_SECONDS: '600', // 10 minutes
-  UPLOAD_URL_TTL_SECONDS: '900', // 15 minutes
-  IDP_SIGN_IN_LIMIT: '10', // failures per (email, IP), per 15 minutes
-  ...deploymentDefaults,
-  OAUTH_CLIENTS: '[]',
-  OAUTH_CIMD_HOSTS: '*',
-  BROWSER_SESSION_MAX_AGE_SECONDS: String(12 * 3600), // 12 hours, however active
-  IDP_JWKS_REFRESH_FLOOR_MS: '30000', // 30 seconds
-} as const;
-
-/** Variables where an empty value means something (DESIGN.md: empty turns CIMD off). */
-const emptyIsAValue: ReadonlySet<string> = new Set(['OAUTH_CIMD_HOSTS']);
+export const configVariables: readonly string[] = Object.keys(variables);
 
 export interface ConfigSources {
   env: Readonly<Record<string, string | undefined>>;
@@ -295,14 +148,14 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
   const problems: string[] = [];
   const file = readConfigFile(env.CONFIG_FILE, cwd, problems);
   const raw: Record<string, unknown> = { ...defaults };
-  for (const key of Object.keys(schema.shape)) {
-    const given = env[key] !== undefined && (env[key] !== '' || emptyIsAValue.has(key));
+  for (const [key, variable] of Object.entries(variables) as [string, Variable][]) {
+    const given = env[key] !== undefined && (env[key] !== '' || variable.emptyIsAValue === true);
     const value = given ? env[key] : file[key];
     if (value !== undefined) raw[key] = value;
   }
   // The default public URL follows the port, so `PORT=9000 npm start` prints working URLs.
   // An invalid PORT is reported once, as PORT, not again through the derived URL.
-  const port = /^\d+$/.test(String(raw.PORT)) ? String(raw.PORT) : defaults.PORT;
+  const port = /^\d+$/.test(String(raw.PORT)) ? String(raw.PORT) : variables.PORT.default;
   raw.PUBLIC_URL ??= `http://localhost:${port}`;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -413,15 +266,6 @@ function readConfigFile(
     problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
   }
   return {};
-}
-
-function isHttpOrigin(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '';
-  } catch {
-    return false;
-  }
 }
 
 const loopbackHosts = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { isHttpUrl, wholeNumber } from './values.ts';
+import type { ShapeOf, Variable } from './variable.ts';
 
 /**
  * The settings of a deployment beyond one machine: where media live (a directory or an
@@ -60,57 +61,107 @@ export interface DeploymentConfig {
   readonly mediaStore: { readonly kind: 'local' } | { readonly kind: 's3'; readonly s3: S3Config };
 }
 
-export const deploymentSchema = {
-  RATE_LIMIT_PER_WINDOW: wholeNumber(0, 1_000_000),
-  RATE_LIMIT_AUTH_PER_WINDOW: wholeNumber(0, 1_000_000),
-  RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400),
-  RATE_LIMIT_STORE: z.enum(['memory', 'database', 'redis']).optional(),
-  REDIS_URL: z
-    .string()
-    .refine(isRedisUrl, 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379')
-    .optional(),
-  REDIS_KEY_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{0,64}$/, 'expected up to 64 of A-Z a-z 0-9 _ . : -'),
-  MEDIA_STORE: z.enum(['local', 's3']),
-  S3_BUCKET: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a bucket name')
-    .optional(),
-  S3_REGION: z.string().min(1),
-  S3_ENDPOINT: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
-  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']),
-  S3_PREFIX: z
-    .string()
-    .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'expected nothing, or a path ending in / (media/)')
-    .optional(),
-  S3_DIRECT_UPLOADS: z.enum(['true', 'false']),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  TRUST_PROXY: z.string().transform((value, ctx) => {
-    const parsed = parseTrustProxy(value);
-    if (parsed === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        message: 'expected false, true, a hop count, or comma-separated addresses and CIDRs',
-      });
-    return parsed ?? false;
-  }),
-};
+/** The variables of a deployment, in the README's order (see variables.ts). */
+export const deploymentVariables = {
+  RATE_LIMIT_PER_WINDOW: {
+    type: wholeNumber(0, 1_000_000),
+    default: '600',
+    description:
+      '`/graphql` operations per account (or IP; HTTP and WebSocket together, one per generation submitted) and `/mcp` requests per token in a window; `0` turns it off',
+  },
+  RATE_LIMIT_AUTH_PER_WINDOW: {
+    type: wholeNumber(0, 1_000_000),
+    default: '30',
+    description:
+      '`GET /oauth/authorize`, `/oauth/token`, `/auth/session` and `/idp/sign-in` attempts per IP in a window; `0` turns it off',
+  },
+  RATE_LIMIT_WINDOW_SECONDS: {
+    type: wholeNumber(1, 86_400),
+    default: '60', // 1 minute
+    description: 'length of a rate-limit window',
+  },
+  RATE_LIMIT_STORE: {
+    type: z.enum(['memory', 'database', 'redis']).optional(),
+    shownDefault: '`redis` with `REDIS_URL`, else `database` with `DATABASE_URL`, else `memory`',
+    description:
+      'where windows are counted: this node alone (`memory`), or every node through PostgreSQL (`database`) or Redis (`redis`)',
+  },
+  REDIS_URL: {
+    type: z
+      .string()
+      .refine(isRedisUrl, 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379')
+      .optional(),
+    description:
+      '`redis://[:password@]host:port[/db]` (`rediss://` for TLS): an optional Redis for shared rate-limit counts',
+  },
+  REDIS_KEY_PREFIX: {
+    type: z.string().regex(/^[A-Za-z0-9_.:-]{0,64}$/, 'expected up to 64 of A-Z a-z 0-9 _ . : -'),
+    default: 'atelier:',
+    description: 'put before every key Atelier writes in Redis, so deployments can share one',
+  },
+  MEDIA_STORE: {
+    type: z.enum(['local', 's3']),
+    default: 'local',
+    description: 'where media files live: `local` (`DATA_DIR/files`) or `s3`',
+  },
+  S3_BUCKET: {
+    type: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a bucket name')
+      .optional(),
+    description: 'the bucket (required with `MEDIA_STORE=s3`)',
+  },
+  S3_REGION: { type: z.string().min(1), default: 'us-east-1', description: 'its region' },
+  S3_ENDPOINT: {
+    type: z.string().refine(isHttpUrl, 'expected an http(s) URL').optional(),
+    shownDefault: '— (AWS)',
+    description: "an S3-compatible service's URL (MinIO, Ceph, R2…)",
+  },
+  S3_FORCE_PATH_STYLE: {
+    type: z.enum(['true', 'false']),
+    default: 'false',
+    description: '`true` for services that want `endpoint/bucket/key` URLs',
+  },
+  S3_PREFIX: {
+    type: z
+      .string()
+      .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'expected nothing, or a path ending in / (media/)')
+      .optional(),
+    description: 'a path every key is put under, ending in `/`',
+  },
+  S3_ACCESS_KEY_ID: {
+    type: z.string().min(1).optional(),
+    shownDefault: '— (the AWS default credential chain)',
+    description: 'static credentials with `S3_SECRET_ACCESS_KEY`, both or neither',
+  },
+  S3_SECRET_ACCESS_KEY: {
+    type: z.string().min(1).optional(),
+    shownDefault: '— (the AWS default credential chain)',
+    description: 'static credentials with `S3_ACCESS_KEY_ID`, both or neither',
+  },
+  S3_DIRECT_UPLOADS: {
+    type: z.enum(['true', 'false']),
+    default: 'true',
+    description:
+      'with `MEDIA_STORE=s3`, `createUpload` hands out presigned PUTs to the bucket (checked at first use); `false`: uploads go through Atelier (checked on arrival)',
+  },
+  TRUST_PROXY: {
+    type: z.string().transform((value, ctx) => {
+      const parsed = parseTrustProxy(value);
+      if (parsed === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected false, true, a hop count, or comma-separated addresses and CIDRs',
+        });
+      return parsed ?? false;
+    }),
+    default: 'false',
+    description:
+      "whose `X-Forwarded-For` gives the client's address (logs, per-IP limits): `false`, `true`, a hop count such as `1`, or comma-separated addresses and CIDRs of your proxies",
+  },
+} satisfies Record<string, Variable>;
 
-export const deploymentDefaults = {
-  TRUST_PROXY: 'false',
-  MEDIA_STORE: 'local',
-  S3_REGION: 'us-east-1',
-  S3_FORCE_PATH_STYLE: 'false',
-  S3_DIRECT_UPLOADS: 'true',
-  RATE_LIMIT_PER_WINDOW: '600',
-  RATE_LIMIT_AUTH_PER_WINDOW: '30',
-  RATE_LIMIT_WINDOW_SECONDS: '60',
-  REDIS_KEY_PREFIX: 'atelier:',
-} as const;
-
-type DeploymentValues = z.infer<z.ZodObject<typeof deploymentSchema>> & {
+type DeploymentValues = z.infer<z.ZodObject<ShapeOf<typeof deploymentVariables>>> & {
   DATABASE_URL?: string | undefined;
 };
 

@@ -14,13 +14,3 @@ export interface QueryLimits {
   /** `__schema` / `__type` allowed. */
   readonly introspection: boolean;
 }
-
-export const defaultQueryLimits: QueryLimits = {
-  maxLength: 20_000,
-  maxTokens: 2_000,
-  maxDepth: 12,
-  maxAliases: 30,
-  maxRootFields: 20,
-  maxCost: 20_000,
-  introspection: true,
-};

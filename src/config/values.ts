@@ -24,3 +24,23 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** An http(s) URL with no query: an origin, maybe with a path. */
+export function isHttpOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '';
+  } catch {
+    return false;
+  }
+}
+
+/** A JSON value given as a string in the environment (the config file may hold it as JSON). */
+export const fromJson = (value: unknown) => {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+};
