@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
+import { readConfigFile } from './config-file.ts';
 import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './deployment.ts';
 import type { QueryLimits } from './query-limits.ts';
 import { defaultsOf, shapeOf, type Variable } from './variable.ts';
 import { variables } from './variables.ts';
+import { unsafeDefaults } from './warnings.ts';
 
 /**
  * Configuration is read once, at start, from the environment and an optional JSON file
@@ -248,47 +249,6 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     warnings: [],
   };
   return deepFreeze({ ...config, warnings: unsafeDefaults(config) });
-}
-
-function readConfigFile(
-  file: string | undefined,
-  cwd: string,
-  problems: string[],
-): Record<string, unknown> {
-  if (file === undefined || file === '') return {};
-  try {
-    const content: unknown = JSON.parse(readFileSync(path.resolve(cwd, file), 'utf8'));
-    if (typeof content === 'object' && content !== null && !Array.isArray(content)) {
-      return content as Record<string, unknown>;
-    }
-    problems.push(`CONFIG_FILE: ${file} must hold a JSON object`);
-  } catch (error) {
-    problems.push(`CONFIG_FILE: cannot read ${file}: ${(error as Error).message}`);
-  }
-  return {};
-}
-
-const loopbackHosts = new Set(['127.0.0.1', '::1', 'localhost']);
-
-function unsafeDefaults(config: Config): string[] {
-  const warnings: string[] = [];
-  const exposed = !loopbackHosts.has(config.host);
-  if (exposed && config.publicUrl.startsWith('http:')) {
-    warnings.push(
-      `HOST=${config.host} exposes the server but PUBLIC_URL is plain http: put it behind TLS and set an https PUBLIC_URL.`,
-    );
-  }
-  if (exposed && config.metrics.token === null && config.metrics.port === null) {
-    warnings.push(
-      `HOST=${config.host} serves /metrics to anyone who reaches it: set METRICS_TOKEN or METRICS_PORT.`,
-    );
-  }
-  if (exposed && config.databaseUrl === undefined) {
-    warnings.push(
-      'The embedded database (PGlite) is for one process on one machine; set DATABASE_URL for a deployment.',
-    );
-  }
-  return warnings;
 }
 
 function deepFreeze<T>(value: T): T {
