@@ -27,12 +27,11 @@ import {
   DatabaseRateLimitWindows,
   MemoryRateLimitWindows,
   type RateLimitWindows,
-} from './services/rate-limit-windows.ts';
-import { SignInThrottle } from './services/sign-in-throttle.ts';
+} from './rate-limits/rate-limit-windows.ts';
+import { RedisRateLimitWindows } from './rate-limits/redis-rate-limit-windows.ts';
+import { SignInThrottle } from './rate-limits/sign-in-throttle.ts';
 import { systemClock } from './shared/clock.ts';
 import { every } from './shared/periodic.ts';
-import { findPendingAuthorization } from './store/oauth.store.ts';
-import { RedisRateLimitWindows } from './store/redis-rate-limit.store.ts';
 
 /** How often each API node deletes expired sessions, pending authorizations and codes. */
 const oauthSweepMs = 5 * 60_000; // 5 minutes
@@ -157,8 +156,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await http.register(consentPage, {
       oauth: config.oauth,
       sessions: core.oauth.sessions,
-      pendingRedirect: async (sessionHash) =>
-        (await findPendingAuthorization(core.database.db, sessionHash))?.redirect_uri ?? null,
+      flow: core.oauth.flow,
     });
     if (core.services.identityProvider !== null) {
       await http.register(idpRoutes, {
@@ -187,7 +185,8 @@ async function rateLimitWindows(
   overrides: AppOverrides,
 ): Promise<RateLimitWindows> {
   const { store } = config.rateLimits;
-  if (store === 'database') return new DatabaseRateLimitWindows(core.database.db);
+  if (store === 'database')
+    return new DatabaseRateLimitWindows(core.database.db, overrides.clock ?? systemClock);
   if (store !== 'redis' || config.redis === null)
     return new MemoryRateLimitWindows(overrides.clock ?? systemClock);
   const redis = await RedisRateLimitWindows.connect(config.redis, http.log);

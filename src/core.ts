@@ -21,6 +21,7 @@ import type { ModelDefinition } from './domain/model.ts';
 import type { Services } from './edge/services.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
 import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
+import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
 import { type CredentialEvents, LocalCredentialEvents } from './events/credential-events.ts';
@@ -187,7 +188,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       db,
       signer,
       storage,
-      ffmpeg,
+      probe: { audioDurationMs: (bytes, signal) => measureAudio(ffmpeg, bytes, signal) },
       clock,
       limits: config.uploads,
       direct: config.mediaStore.kind === 's3' && config.mediaStore.s3.directUploads,
@@ -222,7 +223,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       keys: oauthKeys,
       idTokens,
       tokens,
-      flow: new AuthorizationFlow({ db, clients, sessions, issuer, resource, scope }),
+      flow: new AuthorizationFlow({ db, clock, clients, sessions, issuer, resource, scope }),
       tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
     };
     const services: Services = {

@@ -16,11 +16,12 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { DatabaseRateLimitWindows } from '../../src/services/rate-limit-windows.ts';
+import { DatabaseRateLimitWindows } from '../../src/rate-limits/rate-limit-windows.ts';
+import { RedisRateLimitWindows } from '../../src/rate-limits/redis-rate-limit-windows.ts';
+import { systemClock } from '../../src/shared/clock.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrator.ts';
-import { RedisRateLimitWindows } from '../../src/store/redis-rate-limit.store.ts';
 import { type BenchRow, report } from '../report.ts';
 import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
 
@@ -143,7 +144,7 @@ await withScratchDatabase(postgres, async (url) => {
   const database = await openDatabase({ backend: 'postgres', url });
   try {
     await migrateToLatest(database.db);
-    const windows = new DatabaseRateLimitWindows(database.db);
+    const windows = new DatabaseRateLimitWindows(database.db, systemClock);
     alone.push({
       what: 'database',
       atelier: await rate((caller) => windows.hit(`bench:${caller}`, 60_000, 1)),

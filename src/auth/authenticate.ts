@@ -101,7 +101,7 @@ export async function activeAccount(
 export function accountOutcome(
   account: { id: string; status: AccountStatus; role: AccountRole } | undefined,
   credential: Credential,
-): AuthResult {
+): Exclude<AuthResult, { kind: 'anonymous' }> {
   if (account?.status === 'deleted') {
     return {
       kind: 'refused',

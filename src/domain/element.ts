@@ -14,3 +14,9 @@ export interface ElementDefinition {
   readonly previewMediaId: string | null;
   readonly createdAt: Date;
 }
+
+/** A picture of an element named in a request (SVG or raster bytes), as engines take it. */
+export interface ElementPicture {
+  readonly kind: ElementKind;
+  readonly picture: Buffer;
+}

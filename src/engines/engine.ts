@@ -1,15 +1,9 @@
 import type { AvatarSettings } from '../domain/avatar-settings.ts';
-import type { ElementKind } from '../domain/element.ts';
+import type { ElementPicture } from '../domain/element.ts';
 import type { ImageSettings } from '../domain/image-settings.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { SpeechSettings } from '../domain/speech-settings.ts';
 import type { VideoSettings } from '../domain/video-settings.ts';
-
-/** A picture of an element named in the request (SVG or raster bytes). */
-export interface ElementPicture {
-  readonly kind: ElementKind;
-  readonly picture: Buffer;
-}
 
 interface RequestBase {
   readonly taskId: string;

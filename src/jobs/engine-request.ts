@@ -1,9 +1,10 @@
 import type { AvatarSettings } from '../domain/avatar-settings.ts';
+import type { ElementPicture } from '../domain/element.ts';
 import type { ImageSettings } from '../domain/image-settings.ts';
 import type { GenerationKind } from '../domain/model.ts';
 import type { SpeechSettings } from '../domain/speech-settings.ts';
 import type { VideoSettings } from '../domain/video-settings.ts';
-import type { ElementPicture, EngineRequest } from '../engines/engine.ts';
+import type { EngineRequest } from '../engines/engine.ts';
 
 /** Where a task's inputs come from: what its stored settings name, loaded for the engine. */
 export interface EngineInputs {

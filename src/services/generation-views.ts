@@ -1,4 +1,4 @@
-import type { SignedUrl } from '../storage/url-signer.ts';
+import type { SignedUrl } from '../domain/media.ts';
 import type { ContentRow } from '../store/content.store.ts';
 import type { MediaRow } from '../store/media.store.ts';
 import type { TaskRow } from '../store/task-queue.store.ts';

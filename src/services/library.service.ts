@@ -1,6 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
-import type { ElementDefinition, ElementKind } from '../domain/element.ts';
-import type { ElementPicture } from '../engines/engine.ts';
+import type { ElementDefinition, ElementKind, ElementPicture } from '../domain/element.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';

@@ -1,8 +1,9 @@
 import sharp from 'sharp';
 import type { Actor } from '../domain/actor.ts';
+import type { SignedUrl } from '../domain/media.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
-import type { SignedUrl, UrlSigner } from '../storage/url-signer.ts';
+import type { UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
 import { findMedia } from '../store/media.store.ts';
 import type { ReadyMedia } from './upload.service.ts';

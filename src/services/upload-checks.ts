@@ -1,7 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
-import type { Ffmpeg } from '../engines/media/ffmpeg.ts';
-import { decodeAudio } from '../engines/speech/audio.ts';
 
 /** The kinds an upload may be: what the engines can read. */
 export type UploadKind = 'image' | 'audio';
@@ -21,6 +19,15 @@ const aliases: Readonly<Record<string, string>> = {
   'audio/mp3': 'audio/mpeg',
   'audio/x-flac': 'audio/flac',
 };
+
+/**
+ * How audio uploads are measured: a port, so services/ never imports engines/ (core.ts wires
+ * ffmpeg in through `engines/speech/audio.ts#measureAudio`).
+ */
+export interface MediaProbe {
+  /** Decodes the whole audio and answers how long it lasts; throws when it cannot be read. */
+  audioDurationMs(bytes: Buffer, signal: AbortSignal): Promise<number>;
+}
 
 export interface ContentLimits {
   /** Largest width or height of an uploaded image. */
@@ -46,7 +53,7 @@ export interface Inspected {
 export async function inspectUpload(
   kind: UploadKind,
   body: Buffer,
-  deps: { ffmpeg: Ffmpeg; limits: ContentLimits; signal?: AbortSignal | undefined },
+  deps: { probe: MediaProbe; limits: ContentLimits; signal?: AbortSignal | undefined },
 ): Promise<Inspected | { readonly refused: string }> {
   const sniffed = await fileTypeFromBuffer(body);
   const mimeType = sniffed === undefined ? undefined : normalType(sniffed.mime);
@@ -58,7 +65,7 @@ export async function inspectUpload(
   const found =
     kind === 'image'
       ? await checkImage(body, deps.limits)
-      : await checkAudio(body, deps.ffmpeg, deps.limits, deps.signal);
+      : await checkAudio(body, deps.probe, deps.limits, deps.signal);
   return 'refused' in found ? found : { mimeType, ext: sniffed.ext, ...found };
 }
 
@@ -86,21 +93,16 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
   return { width, height, durationMs: null };
 }
 
-/**
- * Decoding the whole audio (to 8 kHz mono: cheap) proves it is readable and measures it;
- * containers read from a pipe often do not state their duration.
- */
+/** Decoding the whole audio proves it is readable and measures it. */
 async function checkAudio(
   body: Buffer,
-  ffmpeg: Ffmpeg,
+  probe: MediaProbe,
   limits: ContentLimits,
   signal: AbortSignal | undefined,
 ): Promise<Measured> {
   let durationMs = 0;
   try {
-    const rate = 8000;
-    const { samples } = await decodeAudio(ffmpeg, body, rate, signal ?? neverAborted);
-    durationMs = Math.round((samples.length / rate) * 1000);
+    durationMs = await probe.audioDurationMs(body, signal ?? neverAborted);
   } catch {
     // reported below
   }

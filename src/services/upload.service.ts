@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
 import type { MediaKind } from '../domain/media.ts';
-import type { Ffmpeg } from '../engines/media/ffmpeg.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -22,6 +21,7 @@ import {
   acceptedTypes,
   type ContentLimits,
   inspectUpload,
+  type MediaProbe,
   normalType,
   safeFilename,
   type UploadKind,
@@ -37,7 +37,7 @@ export interface UploadServiceDeps {
   db: Db;
   signer: UrlSigner;
   storage: MediaStorage;
-  ffmpeg: Ffmpeg;
+  probe: MediaProbe;
   clock: Clock;
   limits: UploadLimits;
   /** Clients PUT straight to the media store when it takes presigned PUTs (S3). */
@@ -281,10 +281,10 @@ export class UploadService {
     body: Buffer,
     signal?: AbortSignal,
   ): Promise<UploadedMedia | { readonly refused: string } | null> {
-    const { db, storage, ffmpeg, limits } = this.#deps;
+    const { db, storage, probe, limits } = this.#deps;
     if (body.length !== media.bytes) return { refused: lengthRefusal(body.length, media.bytes) };
     const kind = media.kind as UploadKind;
-    const found = await inspectUpload(kind, body, { ffmpeg, limits, signal });
+    const found = await inspectUpload(kind, body, { probe, limits, signal });
     if ('refused' in found) return found;
     const { ext, ...measured } = found;
     const attempt = randomBytes(4).toString('hex');

@@ -1,14 +1,9 @@
 import { createHmac } from 'node:crypto';
+import type { SignedUrl } from '../domain/media.ts';
 import type { Clock } from '../shared/clock.ts';
 import { constantTimeEqual } from '../shared/secrets.ts';
 
 type Purpose = 'download' | 'upload';
-
-export interface SignedUrl {
-  readonly mediaId: string;
-  readonly url: string;
-  readonly expiresAt: Date;
-}
 
 /**
  * Expiring download URLs: `/media/:id?exp=<unix seconds>&sig=<HMAC-SHA256(id.exp)>`. The URL

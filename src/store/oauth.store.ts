@@ -120,10 +120,16 @@ export async function rotateSession(
 
 // ---- pending authorizations ----
 
+/**
+ * Remembers the session's authorization request for `lifetimeMs`. The expiry is computed by
+ * the database because it is compared there (`findPendingAuthorization`): one clock for both.
+ */
 export async function putPendingAuthorization(
   q: Queryable,
-  row: PendingAuthorizationRow,
+  pending: Omit<PendingAuthorizationRow, 'expires_at'> & { lifetimeMs: number },
 ): Promise<void> {
+  const { lifetimeMs, ...rest } = pending;
+  const row = { ...rest, expires_at: sql<Date>`now() + ${lifetimeMs} * interval '1 millisecond'` };
   await q
     .insertInto('pending_authorizations')
     .values(row)

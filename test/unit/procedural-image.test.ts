@@ -3,8 +3,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { builtinElements } from '../../src/domain/builtin-catalogue.ts';
+import type { ElementPicture } from '../../src/domain/element.ts';
 import type { ImageSettings } from '../../src/domain/image-settings.ts';
-import type { ElementPicture } from '../../src/engines/engine.ts';
 import { proceduralImageEngine } from '../../src/engines/procedural-image/procedural-image.engine.ts';
 
 const base: ImageSettings = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { pauseMs } from '../../src/services/sign-in-throttle.ts';
+import { pauseMs } from '../../src/rate-limits/sign-in-throttle.ts';
 
 it('an email is slowed only once it has as many failures as one address may make, at most 1 s', () => {
   assert.deepEqual(

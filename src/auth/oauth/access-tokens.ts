@@ -5,6 +5,7 @@ import { IntervalGate } from '../../shared/interval-gate.ts';
 import { findAccount } from '../../store/account.store.ts';
 import type { Db, Queryable } from '../../store/database.ts';
 import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
+import { accountOutcome } from '../authenticate.ts';
 import { lookUpCredential } from '../credentials-unavailable.ts';
 import type { SigningKeys } from '../signing-keys.ts';
 
@@ -121,8 +122,12 @@ export class AccessTokens {
     if (stored === undefined)
       throw new BearerError('invalid_token', 'The access token was revoked.');
     const account = await lookUpCredential(() => findAccount(db, stored.account_id));
-    if (account?.status !== 'active')
-      throw new BearerError('invalid_token', 'The account is not active.');
+    // The same rule as every other credential; RFC 6750 has one word for all its refusals.
+    const outcome = accountOutcome(account, {
+      kind: 'mcp_token',
+      clientId: stored.client_id,
+    });
+    if (outcome.kind !== 'actor') throw new BearerError('invalid_token', outcome.error.message);
     if (
       this.#uses.pass(`${stored.account_id} ${stored.client_id}`, this.#o.clock.now().getTime())
     ) {
@@ -130,7 +135,7 @@ export class AccessTokens {
     }
     return {
       accountId: stored.account_id,
-      role: account.role,
+      role: outcome.actor.role,
       clientId: stored.client_id,
       scope: stored.scope,
       jti: stored.jti,

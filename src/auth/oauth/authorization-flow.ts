@@ -1,3 +1,4 @@
+import type { Clock } from '../../shared/clock.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import {
@@ -55,6 +56,7 @@ export interface ConsentNotice {
 
 export interface FlowDeps {
   db: Db;
+  clock: Clock;
   clients: ClientRegistry;
   sessions: BrowserSessions;
   issuer: string;
@@ -89,7 +91,7 @@ export class AuthorizationFlow {
       scope: request.scope,
       state: request.state,
       code_challenge: request.codeChallenge,
-      expires_at: new Date(Date.now() + pendingAuthorizationMs),
+      lifetimeMs: pendingAuthorizationMs,
     });
     return { session, location: await this.resume(session) };
   }
@@ -117,6 +119,14 @@ export class AuthorizationFlow {
   /** Whether the session has an unexpired pending authorization (`POST /auth/session` needs one). */
   async hasPending(session: BrowserSession): Promise<boolean> {
     return (await findPendingAuthorization(this.#d.db, session.idHash)) !== undefined;
+  }
+
+  /**
+   * The redirect URI of the session's pending authorization, or null: the consent page allows
+   * only its origin as a form target.
+   */
+  async pendingRedirect(session: BrowserSession): Promise<string | null> {
+    return (await findPendingAuthorization(this.#d.db, session.idHash))?.redirect_uri ?? null;
   }
 
   /** `GET /oauth/consent/context`: the pending request, if the query names it exactly. */
@@ -204,7 +214,8 @@ export class AuthorizationFlow {
         resource: pending.resource,
         scope: pending.scope,
         code_challenge: pending.code_challenge,
-        expires_at: new Date(Date.now() + codeLifetimeMs),
+        // The token endpoint compares this on the clock port, so it is written on it too.
+        expires_at: new Date(this.#d.clock.now().getTime() + codeLifetimeMs),
       });
       back.searchParams.set('code', code);
     }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
-import type { SignInThrottle } from '../../services/sign-in-throttle.ts';
+import type { SignInThrottle } from '../../rate-limits/sign-in-throttle.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { describeLimit, sendRateLimited } from './rate-limits.ts';
 

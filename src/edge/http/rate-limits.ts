@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RateLimitConfig } from '../../config/deployment.ts';
-import type { RateLimitWindows } from '../../services/rate-limit-windows.ts';
+import type { RateLimitWindows } from '../../rate-limits/rate-limit-windows.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 

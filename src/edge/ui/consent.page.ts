@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuthorizationFlow } from '../../auth/oauth/authorization-flow.ts';
 import type { BrowserSessions } from '../../auth/oauth/browser-sessions.ts';
 import type { OauthConfig } from '../../config/config.ts';
 import { currentSession } from '../oauth/oauth-http.ts';
@@ -14,12 +15,12 @@ export async function consentPage(
   o: {
     oauth: OauthConfig;
     sessions: BrowserSessions;
-    pendingRedirect: (sessionHash: string) => Promise<string | null>;
+    flow: AuthorizationFlow;
   },
 ) {
   app.get('/consent', async (request, reply) => {
     const session = await currentSession(request, o.sessions, o.oauth);
-    const redirect = session === null ? null : await o.pendingRedirect(session.idHash);
+    const redirect = session === null ? null : await o.flow.pendingRedirect(session);
     const formAction = redirect === null ? [] : [new URL(redirect).origin];
     return sendPage(reply, page, { formAction });
   });

@@ -101,6 +101,20 @@ export async function decodeAudio(
   return { samples: pcmSamples(pcm), sampleRate };
 }
 
+/**
+ * How long an audio lasts, by decoding all of it (to 8 kHz mono: cheap): containers read from
+ * a pipe often do not state their duration, and a full decode proves the bytes are readable.
+ */
+export async function measureAudio(
+  ffmpeg: Ffmpeg,
+  bytes: Buffer,
+  signal: AbortSignal,
+): Promise<number> {
+  const rate = 8000;
+  const { samples } = await decodeAudio(ffmpeg, bytes, rate, signal);
+  return Math.round((samples.length / rate) * 1000);
+}
+
 /** `samples` as little-endian bytes: a view of them on little-endian hosts, else a copy. */
 function pcmBytes(samples: Int16Array): Buffer {
   if (littleEndianHost) {

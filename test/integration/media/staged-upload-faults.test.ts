@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import type { Actor } from '../../../src/domain/actor.ts';
+import { measureAudio } from '../../../src/engines/speech/audio.ts';
 import { UploadService } from '../../../src/services/upload.service.ts';
 import { systemClock } from '../../../src/shared/clock.ts';
 import { newId } from '../../../src/shared/ids.ts';
@@ -55,7 +56,7 @@ describeEachBackend('a staged upload whose check cannot finish', (backend) => {
         ttlMs: 60_000,
       }),
       storage,
-      ffmpeg,
+      probe: { audioDurationMs: (bytes, signal) => measureAudio(ffmpeg, bytes, signal) },
       clock: systemClock,
       limits: {
         maxBytes: 1024 * 1024,

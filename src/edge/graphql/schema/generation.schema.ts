@@ -1,6 +1,6 @@
+import type { SignedUrl } from '../../../domain/media.ts';
 import type { CostEstimate, Submission } from '../../../services/generation.service.ts';
 import type { ContentView, MediaView, TaskView } from '../../../services/generation-views.ts';
-import type { SignedUrl } from '../../../storage/url-signer.ts';
 import type { Services } from '../../services.ts';
 import type { Builder } from '../builder.ts';
 import { type GraphqlContext, optionalActor, requireActor } from '../context.ts';

@@ -18,15 +18,17 @@ export interface RateLimitWindows {
  */
 export class DatabaseRateLimitWindows implements RateLimitWindows {
   readonly #db: Db;
+  readonly #clock: Clock;
   #sweptAt = 0;
 
-  constructor(db: Db) {
+  constructor(db: Db, clock: Clock) {
     this.#db = db;
+    this.#clock = clock;
   }
 
   async hit(key: string, windowMs: number, hits: number): Promise<WindowHit> {
     const counted = await hitWindow(this.#db, key, windowMs, hits);
-    const now = Date.now();
+    const now = this.#clock.now().getTime();
     if (now - this.#sweptAt > 60_000) {
       this.#sweptAt = now;
       await sweepWindows(this.#db, windowMs).catch(() => {});

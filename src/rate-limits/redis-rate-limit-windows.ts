@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RedisConfig } from '../config/deployment.ts';
 import type { Logger } from '../shared/logger.ts';
-import type { WindowHit } from './rate-limit.store.ts';
+import type { WindowHit } from '../store/rate-limit.store.ts';
 
 /** How long a count may take before the request goes on uncounted. */
 const commandTimeoutMs = 500;
