@@ -150,7 +150,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     });
     const storage =
       config.mediaStore.kind === 's3'
-        ? new S3MediaStorage(config.mediaStore.s3)
+        ? new S3MediaStorage(config.mediaStore.s3, undefined, clock)
         : new LocalMediaStorage(path.join(config.dataDir, 'files'));
     if (storage instanceof S3MediaStorage) closers.push(async () => storage.close());
     const verifier = new ApiKeyVerifier({ db, clock, changes: credentialEvents });
@@ -206,7 +206,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       cursors,
     });
     // Access tokens live 7 days; a retired key stays published 8.
-    const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000);
+    const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000, clock);
     const { cimdHosts } = config.oauth;
     const documents =
       cimdHosts === '*' || cimdHosts.length > 0

@@ -57,7 +57,7 @@ export class BuiltinIdentityProvider {
     audience: string;
   }): Promise<BuiltinIdentityProvider> {
     // Tokens live an hour; a retired key stays published a day.
-    const keys = await SigningKeys.open(o.db, 'idp-signing-keys', 86_400_000);
+    const keys = await SigningKeys.open(o.db, 'idp-signing-keys', 86_400_000, o.clock);
     return new BuiltinIdentityProvider({ ...o, keys });
   }
 

@@ -8,6 +8,7 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from 'jose';
+import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../store/database.ts';
 import { sharedValue } from '../store/secret.store.ts';
 
@@ -33,20 +34,25 @@ export class SigningKeys {
   readonly #db: Db;
   readonly #name: string;
   readonly #retainMs: number;
+  readonly #clock: Clock;
   #loaded: LoadedKeys;
   #lastReload = 0;
 
-  private constructor(db: Db, name: string, retainMs: number, loaded: LoadedKeys) {
+  private constructor(db: Db, name: string, retainMs: number, clock: Clock, loaded: LoadedKeys) {
     this.#db = db;
+    this.#clock = clock;
     this.#name = name;
     this.#retainMs = retainMs;
     this.#loaded = loaded;
   }
 
   /** Loads the keys named `name`, creating the first on the very first start. */
-  static async open(db: Db, name: string, retainMs: number): Promise<SigningKeys> {
-    const stored = await sharedValue(db, name, async () => JSON.stringify([await newKey()]));
-    return new SigningKeys(db, name, retainMs, await load(JSON.parse(stored) as StoredKey[]));
+  static async open(db: Db, name: string, retainMs: number, clock: Clock): Promise<SigningKeys> {
+    const stored = await sharedValue(db, name, async () =>
+      JSON.stringify([await newKey(clock.now())]),
+    );
+    const loaded = await load(JSON.parse(stored) as StoredKey[]);
+    return new SigningKeys(db, name, retainMs, clock, loaded);
   }
 
   get signingKey(): { readonly key: CryptoKey; readonly kid: string } {
@@ -65,13 +71,13 @@ export class SigningKeys {
   verificationKeys(): JWTVerifyGetKey {
     return async (header, token) => {
       const known = this.#loaded.jwks.keys.some((k) => k.kid === header.kid);
-      if (!known && Date.now() - this.#lastReload > 30_000) await this.reload();
+      if (!known && this.#clock.now().getTime() - this.#lastReload > 30_000) await this.reload();
       return createLocalJWKSet(this.#loaded.jwks)(header, token);
     };
   }
 
   async reload(): Promise<void> {
-    this.#lastReload = Date.now();
+    this.#lastReload = this.#clock.now().getTime();
     const row = await this.#db
       .selectFrom('server_secrets')
       .select('value')
@@ -82,7 +88,7 @@ export class SigningKeys {
 
   /** Adds a new signing key; keys retired longer than `retainMs` ago are dropped. */
   async rotate(): Promise<string> {
-    const fresh = await newKey();
+    const fresh = await newKey(this.#clock.now());
     await this.#db.transaction().execute(async (trx) => {
       const row = await trx
         .selectFrom('server_secrets')
@@ -91,7 +97,7 @@ export class SigningKeys {
         .forUpdate()
         .executeTakeFirstOrThrow();
       const keys = JSON.parse(row.value) as StoredKey[];
-      const now = Date.now();
+      const now = this.#clock.now().getTime();
       // A key retires when its successor starts signing; keep it while its tokens may live.
       const kept = keys.filter((_key, i) => {
         const retiredAt = Date.parse(keys[i + 1]?.since ?? new Date(now).toISOString());
@@ -108,7 +114,7 @@ export class SigningKeys {
   }
 }
 
-async function newKey(): Promise<StoredKey> {
+async function newKey(since: Date): Promise<StoredKey> {
   const { privateKey } = await generateKeyPair(algorithm, {
     modulusLength: 2048,
     extractable: true,
@@ -116,7 +122,7 @@ async function newKey(): Promise<StoredKey> {
   const jwk = await exportJWK(privateKey);
   return {
     jwk: { ...jwk, kid: await calculateJwkThumbprint(jwk), alg: algorithm, use: 'sig' },
-    since: new Date().toISOString(),
+    since: since.toISOString(),
   };
 }
 

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation } from '../core.ts';
 import { serve, work } from '../main.ts';
+import { systemClock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
@@ -141,7 +142,7 @@ const operatorCommands: Record<string, (core: Core, values: Values) => Promise<u
     }
     return core.services.apiKeys.issue(required(v.account, '--account'), {
       name: v.name ?? 'cli',
-      expiresAt: expiresIn === null ? null : new Date(Date.now() + expiresIn),
+      expiresAt: expiresIn === null ? null : new Date(systemClock.now().getTime() + expiresIn),
     });
   },
 };

@@ -13,6 +13,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config/deployment.ts';
+import { type Clock, systemClock } from '../shared/clock.ts';
 import {
   type BoundedRead,
   type DirectUpload,
@@ -59,8 +60,10 @@ export class S3MediaStorage implements MediaStorage {
   readonly #bucket: string;
   readonly #prefix: string;
   readonly #timeouts: S3Timeouts;
+  readonly #clock: Clock;
 
-  constructor(config: S3Config, timeouts: S3Timeouts = defaultTimeouts) {
+  constructor(config: S3Config, timeouts: S3Timeouts = defaultTimeouts, clock = systemClock) {
+    this.#clock = clock;
     this.#bucket = config.bucket;
     this.#prefix = config.prefix;
     this.#timeouts = timeouts;
@@ -155,7 +158,7 @@ export class S3MediaStorage implements MediaStorage {
   }
 
   presignedGet(key: string, as: ServeAs): Promise<string> {
-    const seconds = secondsUntil(as.expiresAt);
+    const seconds = secondsUntil(as.expiresAt, this.#clock);
     return getSignedUrl(
       this.#s3,
       new GetObjectCommand({
@@ -177,7 +180,10 @@ export class S3MediaStorage implements MediaStorage {
         Key: this.#key(key),
         ContentLength: upload.bytes,
       }),
-      { expiresIn: secondsUntil(upload.expiresAt), signableHeaders: new Set(['content-length']) },
+      {
+        expiresIn: secondsUntil(upload.expiresAt, this.#clock),
+        signableHeaders: new Set(['content-length']),
+      },
     );
   }
 
@@ -197,8 +203,8 @@ export class S3MediaStorage implements MediaStorage {
 }
 
 /** Presigned URLs count their lifetime from now, in whole seconds. */
-function secondsUntil(expiresAt: Date): number {
-  return Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000));
+function secondsUntil(expiresAt: Date, clock: Clock): number {
+  return Math.max(1, Math.ceil((expiresAt.getTime() - clock.now().getTime()) / 1000));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { newId, randomBase62 } from '../shared/ids.ts';
 import { insertAccount } from './account.store.ts';
 import type { Db, Queryable } from './database.ts';
@@ -12,20 +13,24 @@ export async function findIdentityAccount(
 ): Promise<string | undefined> {
   const row = await q
     .selectFrom('identities')
-    .select(['account_id', 'last_seen_at'])
+    .select('account_id')
     .where('issuer', '=', issuer)
     .where('subject', '=', subject)
     .executeTakeFirst();
   if (row === undefined) return undefined;
-  const now = new Date();
-  if (row.last_seen_at === null || now.getTime() - row.last_seen_at.getTime() > seenResolutionMs) {
-    await q
-      .updateTable('identities')
-      .set({ last_seen_at: now })
-      .where('issuer', '=', issuer)
-      .where('subject', '=', subject)
-      .execute();
-  }
+  // The staleness test runs in SQL, on the database's clock that wrote the column.
+  await q
+    .updateTable('identities')
+    .set({ last_seen_at: sql<Date>`now()` })
+    .where('issuer', '=', issuer)
+    .where('subject', '=', subject)
+    .where((eb) =>
+      eb.or([
+        eb('last_seen_at', 'is', null),
+        eb('last_seen_at', '<', sql<Date>`now() - ${seenResolutionMs} * interval '1 millisecond'`),
+      ]),
+    )
+    .execute();
   return row.account_id;
 }
 
@@ -40,7 +45,7 @@ export async function linkIdentity(
       subject: identity.subject,
       account_id: identity.accountId,
       email: identity.email,
-      last_seen_at: new Date(),
+      last_seen_at: sql<Date>`now()`,
     })
     .execute();
 }
