@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  avatarSeconds,
+  priceAvatar,
+  validateAvatarSettings,
+} from '../../src/domain/avatar-settings.ts';
+import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
+import type {
+  AvatarModel,
+  ModelDefinition,
+  SpeechModel,
+  VideoModel,
+} from '../../src/domain/model.ts';
+import { priceOf } from '../../src/domain/model.ts';
+import { priceSpeech, validateSpeechSettings } from '../../src/domain/speech-settings.ts';
+import { priceVideo, validateVideoSettings } from '../../src/domain/video-settings.ts';
+
+// The rules of the video, speech and avatar kinds (image: image-settings.test.ts), pure.
+const model = <M extends ModelDefinition>(id: string) =>
+  builtinModels.find((m) => m.modelId === id) as M;
+const motion = model<VideoModel>('mdl_atelier-motion');
+const voice = model<SpeechModel>('mdl_atelier-voice');
+const avatar = model<AvatarModel>('mdl_atelier-avatar');
+const seed = () => 7;
+const problems = (r: { ok: boolean; problems?: readonly { field: string; code: string }[] }) =>
+  (r.problems ?? []).map((p) => `${p.field} ${p.code}`);
+
+describe('pricing rules', () => {
+  it('charges every started block of `per` units', () => {
+    const perHundred = { ...voice, pricing: { ...voice.pricing, credits: 3, per: 100 } };
+    assert.equal(priceOf(perHundred, 1), 3);
+    assert.equal(priceOf(perHundred, 100), 3);
+    assert.equal(priceOf(perHundred, 101), 6);
+  });
+
+  it('a per-request price ignores the quantity', () => {
+    const perRequest = { ...motion, pricing: { ...motion.pricing, unit: 'request' as const } };
+    assert.equal(priceOf(perRequest, 1), 2);
+    assert.equal(priceOf(perRequest, 40), 2);
+  });
+});
+
+describe('video settings', () => {
+  it('defaults to text mode, the first format and the model’s duration; priced per second', () => {
+    const r = validateVideoSettings(motion, { prompt: 'waves' }, seed);
+    assert.ok(r.ok);
+    assert.equal(r.settings.mode, 'text');
+    assert.deepEqual([r.settings.resolution, r.settings.aspectRatio], ['720p', '16:9']);
+    assert.equal(r.settings.durationSeconds, 5);
+    assert.equal(priceVideo(motion, r.settings), 10);
+  });
+
+  it('an image makes it image-to-video', () => {
+    const r = validateVideoSettings(motion, { prompt: 'x', imageMediaId: 'med_1' }, seed);
+    assert.ok(r.ok);
+    assert.equal(r.settings.mode, 'image');
+  });
+
+  it('a duration beyond the chosen format is unsupported (120002), bad types invalid (120001)', () => {
+    const long = validateVideoSettings(
+      motion,
+      { prompt: 'x', resolution: '1080p', durationSeconds: 6 },
+      seed,
+    );
+    assert.deepEqual(problems(long), ['durationSeconds 120002']);
+    const bad = validateVideoSettings(motion, { prompt: 'x', durationSeconds: 'ten' }, seed);
+    assert.deepEqual(problems(bad), ['durationSeconds 120001']);
+    const unknown = validateVideoSettings(motion, { prompt: 'x', resolution: '4k' }, seed);
+    assert.deepEqual(problems(unknown), ['resolution 120002']);
+  });
+});
+
+describe('speech settings', () => {
+  it('needs a voice; defaults to normal speed and pitch and the first format', () => {
+    const r = validateSpeechSettings(voice, { text: ' hello ', voiceModelId: 'vm_en' });
+    assert.ok(r.ok);
+    assert.deepEqual(r.settings, {
+      text: 'hello',
+      voiceModelId: 'vm_en',
+      speed: 1,
+      pitch: 1,
+      format: 'mp3',
+    });
+    assert.deepEqual(problems(validateSpeechSettings(voice, { text: 'x' })), [
+      'voiceModelId 120001',
+    ]);
+  });
+
+  it('speed, pitch and format outside the model are unsupported', () => {
+    const r = validateSpeechSettings(voice, {
+      text: 'x',
+      voiceModelId: 'vm_en',
+      speed: 3,
+      pitch: 0.1,
+      format: 'flac',
+    });
+    assert.deepEqual(problems(r), ['speed 120002', 'pitch 120002', 'format 120002']);
+  });
+
+  it('is priced per started 100 characters', () => {
+    const r = validateSpeechSettings(voice, { text: 'a'.repeat(101), voiceModelId: 'vm_en' });
+    assert.ok(r.ok);
+    assert.equal(priceSpeech(voice, r.settings), 2);
+  });
+});
+
+describe('avatar settings', () => {
+  it('takes either a script or an audio, never both or neither', () => {
+    const both = validateAvatarSettings(avatar, {
+      avatarId: 'ava_1',
+      script: 'hi',
+      audioMediaId: 'med_1',
+    });
+    assert.deepEqual(problems(both), ['script 120001']);
+    assert.deepEqual(problems(validateAvatarSettings(avatar, { avatarId: 'ava_1' })), [
+      'script 120001',
+    ]);
+    const audioWithVoice = validateAvatarSettings(avatar, {
+      avatarId: 'ava_1',
+      audioMediaId: 'med_1',
+      voiceModelId: 'vm_en',
+    });
+    assert.deepEqual(problems(audioWithVoice), ['voiceModelId 120001']);
+  });
+
+  it('a resolution the model lacks is unsupported; the default is the first', () => {
+    const r = validateAvatarSettings(avatar, { avatarId: 'ava_1', script: 'hi' });
+    assert.ok(r.ok);
+    assert.deepEqual([r.settings.resolution, r.settings.fps], ['512p', 25]);
+    const big = validateAvatarSettings(avatar, {
+      avatarId: 'ava_1',
+      script: 'hi',
+      resolution: '1080p',
+    });
+    assert.deepEqual(problems(big), ['resolution 120002']);
+  });
+
+  it('a script is priced by its estimated spoken length, an audio by its own, with grace', () => {
+    const r = validateAvatarSettings(avatar, { avatarId: 'ava_1', script: 'a'.repeat(31) });
+    assert.ok(r.ok);
+    assert.equal(avatarSeconds(avatar, r.settings, null), 3);
+    const audio = validateAvatarSettings(avatar, { avatarId: 'ava_1', audioMediaId: 'med_1' });
+    assert.ok(audio.ok);
+    assert.equal(avatarSeconds(avatar, audio.settings, 2_050), 2);
+    assert.equal(avatarSeconds(avatar, audio.settings, 2_150), 3);
+    assert.equal(avatarSeconds(avatar, audio.settings, 0), 1);
+    assert.equal(priceAvatar(avatar, 3), 3);
+  });
+});
