@@ -13,8 +13,9 @@ import { registerAccountTools } from './tools/account.tools.ts';
 import { registerGenerationTools } from './tools/generation.tools.ts';
 import { registerMediaTools } from './tools/media.tools.ts';
 
-const instructions = `Atelier makes images (and, as models are added, video, speech and talking avatars) for the signed-in account, paid with its credits.
-Flow: get_account → list_models (pick a ready, accessible model) → estimate_cost → generate_image with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
+const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
+Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → generate_image, generate_video, generate_speech or generate_avatar_video with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
+Speech needs a voice (list_voice_models); an avatar video needs an avatar (list_avatars) and a script or an uploaded audio; images and videos may use elements (list_elements).
 Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.`;
 
 /**
