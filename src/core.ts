@@ -181,7 +181,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       }),
     });
     const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
-    const catalogue = new CatalogueService({ models, elements: builtinElements, cursors });
+    const catalogue = new CatalogueService({ models, cursors });
     const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
     const voices = new VoiceService({ listVoices: listEspeakVoices, cursors });
     const uploads = new UploadService({

@@ -87,7 +87,7 @@ async function atelier(url: string): Promise<number> {
     core.startWorkers(silentLogger);
     const started = performance.now();
     await inParallel(jobs, submitters, (i) =>
-      core.services.generations.submitImage(actors[i % submitters]!, {
+      core.services.generations.submit(actors[i % submitters]!, 'image', {
         modelId: 'mdl_bench-noop',
         prompt: 'noop',
       }),

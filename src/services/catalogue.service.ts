@@ -1,5 +1,4 @@
 import type { Actor } from '../domain/actor.ts';
-import type { ElementDefinition, ElementKind } from '../domain/element.ts';
 import {
   canUse,
   type GenerationKind,
@@ -22,22 +21,19 @@ export interface ModelFilter {
 }
 
 /**
- * Models and library elements: public reads. The catalogue is configuration (built-ins plus
- * `MODELS`), held in memory; own elements of accounts join it with the media issue.
+ * Models: public reads. The catalogue is configuration (built-ins plus `MODELS`), held in
+ * memory. Elements (the built-in library and own ones) are LibraryService's.
  */
 export class CatalogueService {
   readonly #models: ReadonlyMap<string, ModelDefinition>;
-  readonly #elements: ReadonlyMap<string, ElementDefinition>;
   readonly #cursors: Cursors;
 
   constructor(deps: {
     models: readonly ModelDefinition[];
-    elements: readonly ElementDefinition[];
     cursors: Cursors;
   }) {
     this.#cursors = deps.cursors;
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
-    this.#elements = new Map(deps.elements.map((e) => [e.elementId, e]));
   }
 
   listModels(
@@ -106,52 +102,8 @@ export class CatalogueService {
     }
     return model;
   }
-
-  listElements(
-    actor: Actor | null,
-    filter: { kind?: ElementKind | null | undefined },
-    first?: number | null,
-    after?: string | null,
-  ): Page<ElementDefinition> {
-    const elements = [...this.#elements.values()].filter(
-      (e) => visible(e, actor) && (filter.kind == null || e.kind === filter.kind),
-    );
-    const cursors = this.#cursors.for(actor?.accountId ?? null, 'catalogue-elements');
-    return pageOf(elements, first, after, cursors);
-  }
-
-  getElement(actor: Actor | null, elementId: string): ElementDefinition {
-    const element = this.#elements.get(elementId);
-    if (element === undefined || !visible(element, actor)) {
-      throw new AppError(ErrorCode.NotFound, `No element "${elementId}".`, { field: 'elementId' });
-    }
-    return element;
-  }
-
-  /** The elements a submission names, all visible to the actor, or 140004 naming the missing. */
-  elementsFor(actor: Actor, elementIds: readonly string[]): ElementDefinition[] {
-    const found = elementIds.map((id) => this.#elements.get(id));
-    const missing = elementIds.filter(
-      (_, i) => found[i] === undefined || !visible(found[i]!, actor),
-    );
-    if (missing.length > 0) {
-      throw new AppError(
-        ErrorCode.NotFound,
-        `No element ${missing.map((id) => `"${id}"`).join(', ')}.`,
-        {
-          field: 'elementIds',
-          missing,
-        },
-      );
-    }
-    return found as ElementDefinition[];
-  }
 }
 
 function view(model: ModelDefinition, actor: Actor | null): ModelView {
   return { model, accessible: actor === null ? null : canUse(model, actor) };
-}
-
-function visible(element: ElementDefinition, actor: Actor | null): boolean {
-  return element.accountId === null || element.accountId === actor?.accountId;
 }

@@ -111,10 +111,6 @@ export class GenerationService {
     }
   }
 
-  async submitImage(actor: Actor, input: Readonly<Record<string, unknown>>): Promise<Submission> {
-    return this.submit(actor, 'image', input);
-  }
-
   /**
    * The model, the complete settings to store and their price. For a submission every
    * reference is checked; an estimate checks only what the price depends on.

@@ -46,14 +46,6 @@ export async function findContent(
     .executeTakeFirst();
 }
 
-export async function findContentsByIds(
-  q: Queryable,
-  ids: readonly string[],
-): Promise<ContentRow[]> {
-  if (ids.length === 0) return [];
-  return q.selectFrom('contents').selectAll().where('id', 'in', ids).execute();
-}
-
 export async function findContentByIdempotencyKey(
   q: Queryable,
   accountId: string,
