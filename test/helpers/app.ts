@@ -18,8 +18,16 @@ export interface TestApp {
   readonly metricsUrl: string | null;
   /** Every log line written so far, as one string. */
   logs(): string;
+  /**
+   * The first log entry (written before or after the call) for which `match` holds: a signal
+   * to wait for instead of sleeping. Fails after `timeoutMs` (a bound, not a wait).
+   */
+  logged(match: (entry: LogEntry) => boolean, timeoutMs?: number): Promise<LogEntry>;
   close(): Promise<void>;
 }
+
+/** One parsed JSON log line. */
+export type LogEntry = Readonly<Record<string, unknown>>;
 
 /** Starts the real app (real HTTP) on a shared test database; the database stays open. */
 export async function startTestApp(
@@ -34,12 +42,39 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const lines: string[] = [];
+  const entries: LogEntry[] = [];
+  const waiting = new Set<(entry: LogEntry) => void>();
   const logStream = new Writable({
     write(chunk, _encoding, done) {
-      lines.push(String(chunk));
+      const line = String(chunk);
+      lines.push(line);
+      try {
+        const entry = JSON.parse(line) as LogEntry;
+        entries.push(entry);
+        for (const notify of waiting) notify(entry);
+      } catch {
+        // not one JSON line: kept in logs() only
+      }
       done();
     },
   });
+  const logged = (match: (entry: LogEntry) => boolean, timeoutMs = 10_000) => {
+    const found = entries.find(match);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise<LogEntry>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(notify);
+        reject(new Error(`no matching log entry within ${timeoutMs} ms:\n${lines.join('')}`));
+      }, timeoutMs);
+      const notify = (entry: LogEntry) => {
+        if (!match(entry)) return;
+        clearTimeout(timer);
+        waiting.delete(notify);
+        resolve(entry);
+      };
+      waiting.add(notify);
+    });
+  };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-test-'));
   const port = options.port ?? (await freePort());
   const config = loadConfig({
@@ -75,6 +110,7 @@ export async function startTestApp(
     url: address,
     metricsUrl,
     logs: () => lines.join(''),
+    logged,
     close: async () => {
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });

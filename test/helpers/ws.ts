@@ -38,13 +38,40 @@ export function wsClient(
 /** Collects a subscription's results until it completes or errors. */
 export function collect<T>(client: Client, query: string, variables?: Record<string, unknown>) {
   const results: FormattedExecutionResult<T, unknown>[] = [];
+  const waiting = new Set<() => void>();
   let done!: (outcome: { error?: unknown }) => void;
   const finished = new Promise<{ error?: unknown }>((resolve) => {
     done = resolve;
   });
   const unsubscribe = client.subscribe<T>(
     { query, variables },
-    { next: (r) => results.push(r), error: (error) => done({ error }), complete: () => done({}) },
+    {
+      next: (r) => {
+        results.push(r);
+        for (const check of waiting) check();
+      },
+      error: (error) => done({ error }),
+      complete: () => done({}),
+    },
   );
-  return { results, finished, unsubscribe };
+  /** Resolves once the results so far satisfy `holds` (a signal to wait for, not a sleep). */
+  const until = (
+    holds: (so: typeof results) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<typeof results> =>
+    new Promise((resolve, reject) => {
+      if (holds(results)) return resolve(results);
+      const timer = setTimeout(() => {
+        waiting.delete(check);
+        reject(new Error(`subscription results never matched: ${JSON.stringify(results)}`));
+      }, timeoutMs);
+      const check = () => {
+        if (!holds(results)) return;
+        clearTimeout(timer);
+        waiting.delete(check);
+        resolve(results);
+      };
+      waiting.add(check);
+    });
+  return { results, finished, unsubscribe, until };
 }

@@ -212,6 +212,19 @@ export function attachGraphqlWebSocket(options: {
         const requestId = `ws:${connection.id}:${id}`;
         return { auth, requestId, services, log: log.child({ reqId: requestId }) };
       },
+      // Debug lines that mark when an operation passed every check and when it ended: what an
+      // operator reads, and what tests wait for instead of sleeping.
+      onOperation: (ctx, id) => {
+        const connection = connections.get(ctx);
+        const auth = connection && operationAuth.get(`${connection.id}:${id}`);
+        log.debug(
+          {
+            reqId: `ws:${connection?.id ?? '?'}:${id}`,
+            accountId: auth?.kind === 'actor' ? auth.actor.accountId : null,
+          },
+          'operation started',
+        );
+      },
       onNext: (ctx, id, _payload, _args, result) => {
         // A consumer that does not read cannot make us buffer without bound.
         if (ctx.extra.socket.bufferedAmount > limits.maxBuffered) {
@@ -229,9 +242,17 @@ export function attachGraphqlWebSocket(options: {
       onComplete: (ctx, id) => {
         const connection = connections.get(ctx);
         if (connection === undefined) return;
+        const auth = operationAuth.get(`${connection.id}:${id}`);
         operationAuth.delete(`${connection.id}:${id}`);
         connection.operations.delete(id);
         release(`${connection.id}:${id}`);
+        log.debug(
+          {
+            reqId: `ws:${connection.id}:${id}`,
+            accountId: auth?.kind === 'actor' ? auth.actor.accountId : null,
+          },
+          'operation ended',
+        );
       },
       // Errors before execution (parse, validation, limits): 120001 unless they carry a code.
       onError: (_ctx, id, _payload, errors) =>

@@ -48,7 +48,12 @@ describe('WebSocket limits and protocol close codes', () => {
   });
 
   it('caps concurrent subscriptions per connection and per account (150029)', async () => {
-    const { apiKey } = await seedAccount(t.app);
+    const { apiKey, account } = await seedAccount(t.app);
+    /** The server's own signal that the account's nth operation started (or ended). */
+    const nth = (msg: 'operation started' | 'operation ended', n: number) => {
+      let seen = 0;
+      return t.logged((e) => e.msg === msg && e.accountId === account.id && ++seen === n);
+    };
     const query = 'subscription { myTaskUpdates { taskId } }';
     const first = wsClient(t.url, { apiKey });
     const second = wsClient(t.url, { apiKey });
@@ -62,7 +67,7 @@ describe('WebSocket limits and protocol close codes', () => {
       assert.equal(errors?.[0]?.extensions?.code, '150029');
 
       running.push(collect(second.client, query));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await nth('operation started', 3);
       const overAccount = collect(second.client, query);
       const accountOutcome = await overAccount.finished;
       const accountErrors =
@@ -72,13 +77,15 @@ describe('WebSocket limits and protocol close codes', () => {
 
       // Ending one frees a place for the account.
       running[0]!.unsubscribe();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await nth('operation ended', 1);
       const again = collect(second.client, query);
-      const settled = await Promise.race([
-        again.finished.then(() => 'ended'),
-        new Promise((resolve) => setTimeout(() => resolve('open'), 300)),
-      ]);
-      assert.equal(settled, 'open', 'the new subscription runs (it was not refused)');
+      let ended = false;
+      void again.finished.then(() => {
+        ended = true;
+      });
+      // Refusals happen before an operation starts: once started, it was not refused.
+      await nth('operation started', 4);
+      assert.equal(ended, false, 'the new subscription runs (it was not refused)');
       again.unsubscribe();
       for (const sub of running) sub.unsubscribe();
     } finally {

@@ -72,16 +72,10 @@ describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)',
     const ws = wsClient(t.url, { idpToken: idToken });
     try {
       const sub = collect<{ myTaskUpdates: Task }>(ws.client, myTaskUpdates);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await t.logged((e) => e.msg === 'operation started' && e.accountId === account.id);
       await submitOk(t.url, other.apiKey, { modelId: 'mdl_test-fast', prompt: 'not mine' });
       const mine = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'mine' });
-      const deadline = Date.now() + 10_000;
-      while (
-        !sub.results.some((r) => r.data?.myTaskUpdates.status === 'finished') &&
-        Date.now() < deadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await sub.until((so) => so.some((r) => r.data?.myTaskUpdates.status === 'finished'));
       sub.unsubscribe();
       assert.ok(sub.results.length > 0);
       for (const r of sub.results) assert.equal(r.data?.myTaskUpdates.taskId, mine.taskId);
@@ -124,8 +118,7 @@ describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)',
     const ws = wsClient(t.url, { apiKey });
     const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_test-slow', prompt: 'long' });
     const sub = collect<{ taskUpdated: Task }>(ws.client, taskUpdated, { id: taskId });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.ok(sub.results.length >= 1, 'the subscription is running');
+    await sub.until((so) => so.length >= 1); // the subscription is running
     const revokedAt = Date.now();
     await graphql(t.url, {
       query: 'mutation R($id: ID!) { revokeApiKey(apiKeyId: $id) { id } }',
