@@ -41,6 +41,11 @@ export interface RunningServer {
   readonly child: ChildProcess;
   readonly url: string;
   stderr(): string;
+  /**
+   * Resolves once `text` has appeared `times` times in the log (stdout), whenever written: a
+   * signal to wait for instead of sleeping. Fails after `timeoutMs` (a bound, not a wait).
+   */
+  logged(text: string, times?: number, timeoutMs?: number): Promise<void>;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL: the process dies mid-work, as on a crash. */
@@ -96,7 +101,11 @@ async function startProcess(
   child.stderr.on('data', (chunk) => {
     err += String(chunk);
   });
-  child.stdout.resume();
+  // The log (pino, on stdout) is kept for `logged`.
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += String(chunk);
+  });
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
@@ -108,10 +117,28 @@ async function startProcess(
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+  const occurrences = (text: string) => out.split(text).length - 1;
+  const logged = (text: string, times = 1, timeoutMs = 15_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (occurrences(text) < times) return;
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        child.stdout!.off('data', check);
+        reject(new Error(`"${text}" not logged ${times} times within ${timeoutMs} ms:\n${out}`));
+      }, timeoutMs);
+      // Registered after the collector above, so `err` already holds the chunk.
+      child.stdout!.on('data', check);
+      check();
+    });
   return {
     child,
     url,
     stderr: () => err,
+    logged,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

@@ -77,7 +77,10 @@ function scaleOut(onS3: boolean): void {
   it('200 generations finish exactly once, claimed once, and every subscriber hears of each', async (t) => {
     const keys = await Promise.all([account('scale-a'), account('scale-b')]);
     const apis = await Promise.all(
-      [0, 1].map(() => startServer({ ...env, DATA_DIR: dataDir(), WORKER_CONCURRENCY: '0' })),
+      // Debug logs: each API says when a subscription starts, so nothing is submitted before.
+      [0, 1].map(() =>
+        startServer({ ...env, DATA_DIR: dataDir(), WORKER_CONCURRENCY: '0', LOG_LEVEL: 'debug' }),
+      ),
     );
     processes.push(...apis);
     const workers = await Promise.all(
@@ -104,7 +107,7 @@ function scaleOut(onS3: boolean): void {
         return { account, apiIndex, updates };
       }),
     );
-    await sleep(500);
+    await Promise.all(apis.map((api) => api.logged('"msg":"operation started"', keys.length)));
 
     // Which worker holds what, sampled while the queue runs.
     const owners = new Set<string>();

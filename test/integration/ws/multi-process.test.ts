@@ -36,7 +36,8 @@ describe('task updates across processes [postgres]', {
       (await atelier(['apikey', 'create', '--account', account.id], env)).stdout,
     ) as { secret: string };
 
-    const api1 = await startServer({ ...env, WORKER_CONCURRENCY: '0' });
+    // Debug logs: the WebSocket says when the subscription starts, so nothing is submitted before.
+    const api1 = await startServer({ ...env, WORKER_CONCURRENCY: '0', LOG_LEVEL: 'debug' });
     processes.push(api1);
     const api2 = await startServer({ ...env, WORKER_CONCURRENCY: '0' });
     processes.push(api2);
@@ -48,19 +49,13 @@ describe('task updates across processes [postgres]', {
     const updates = collect<{
       myTaskUpdates: { taskId: string; status: string; finishCode: number | null };
     }>(ws.client, 'subscription { myTaskUpdates { taskId status finishCode } }');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await api1.logged('"msg":"operation started"');
     const { taskId } = await submitOk(api2.url, secret, {
       modelId: 'mdl_test-quick',
       prompt: 'across processes',
     });
 
-    const deadline = Date.now() + 15_000;
-    while (
-      !updates.results.some((r) => r.data?.myTaskUpdates.status === 'finished') &&
-      Date.now() < deadline
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await updates.until((so) => so.some((r) => r.data?.myTaskUpdates.status === 'finished'));
     updates.unsubscribe();
     const statuses = updates.results.map((r) => r.data?.myTaskUpdates);
     assert.ok(statuses.every((s) => s?.taskId === taskId));
