@@ -39,6 +39,7 @@ import { LibraryService } from './services/library.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { ResultService } from './services/result.service.ts';
+import { TaskFinisher } from './services/task-finisher.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
@@ -137,6 +138,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         ? new LocalTaskEvents()
         : await PostgresTaskEvents.connect(database.connectionUrl);
     closers.push(() => events.close());
+    const finisher = new TaskFinisher({ db, events, metrics });
     const credentialEvents: CredentialEvents =
       database.connectionUrl === null
         ? new LocalCredentialEvents()
@@ -244,6 +246,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         creditOrder: config.creditCategories,
         maxAttempts: config.taskMaxAttempts,
         metrics,
+        finisher,
       }),
       results: new ResultService({
         db,
@@ -290,7 +293,8 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
           leaseMs: config.taskLeaseMs,
           pollMs: config.taskPollMs,
           maxRunningPerAccount: config.accountMaxRunningTasks,
-          metrics,
+          // The same finish as cancellation's, reporting its metrics and events to this log.
+          finisher: new TaskFinisher({ db, events, metrics, log }),
         });
         runner.start();
         // Drain before the events and the database close (closers run in reverse).

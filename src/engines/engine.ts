@@ -1,5 +1,6 @@
 import type { AvatarSettings } from '../domain/avatar-settings.ts';
-import type { ElementPicture } from '../domain/element.ts';
+import type { ElementKind, ElementPicture } from '../domain/element.ts';
+import { FinishCode } from '../domain/finish-code.ts';
 import type { ImageSettings } from '../domain/image-settings.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { SpeechSettings } from '../domain/speech-settings.ts';
@@ -55,16 +56,23 @@ export interface EngineOutput {
   readonly durationMs?: number;
 }
 
+/** An expected failure: a finish code (engine failure, rejected input) and a readable reason. */
+export interface EngineFailure {
+  readonly ok: false;
+  readonly finishCode: FinishCode;
+  readonly message: string;
+}
+
 /**
  * An expected outcome is a return value: success with its files, or a failure with a finish
- * code (1 engine failure, 4 rejected input). Throwing means "something unexpected, retry me".
+ * code. Throwing means "something unexpected, retry me".
  */
 export type EngineResult =
   | { readonly ok: true; readonly outputs: readonly EngineOutput[] }
-  | { readonly ok: false; readonly finishCode: number; readonly message: string };
+  | EngineFailure;
 
 export interface EngineContext {
-  /** Aborted on cancellation, lease loss or shutdown; an engine stops as soon as it can. */
+  /** Aborted on cancellation, lease loss, its deadline or shutdown; an engine stops as soon as it can. */
   readonly signal: AbortSignal;
   /** Progress from 0 to 1. */
   reportProgress(progress: number): void;
@@ -77,5 +85,9 @@ export interface Engine {
 
 /** The answer of an engine given a kind it does not make: a catalogue mistake, not a retry. */
 export function wrongKind(engine: string, kind: string): EngineResult {
-  return { ok: false, finishCode: 1, message: `The ${engine} engine does not make ${kind}.` };
+  return {
+    ok: false,
+    finishCode: FinishCode.EngineFailure,
+    message: `The ${engine} engine does not make ${kind}.`,
+  };
 }

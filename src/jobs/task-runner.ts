@@ -1,24 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { FinishCode } from '../domain/finish-code.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
-import type { Metrics } from '../observability/metrics.ts';
+import type { TaskFinisher } from '../services/task-finisher.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
-import { findContent } from '../store/content.store.ts';
-import { refundsOfContent } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
 import {
   type ClaimedTask,
   claimTask,
-  finishTask,
   recoverExpiredLeases,
   releaseTask,
   renewLease,
-  type TaskRow,
   writeProgress,
 } from '../store/task-queue.store.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
@@ -39,8 +36,8 @@ export interface TaskRunnerOptions {
   pollMs: number;
   /** Tasks one account may have running at once across all workers; 0 for no limit. */
   maxRunningPerAccount?: number;
-  /** Task durations and refunds, recorded after each finish commits (default: none). */
-  metrics?: Metrics;
+  /** The one way a task finishes: refund, metrics and the event after commit. */
+  finisher: TaskFinisher;
 }
 
 type AbortReason = 'lost' | 'cancelled' | 'shutdown';
@@ -155,24 +152,14 @@ export class TaskRunner {
     const { requeued, exhausted } = await recoverExpiredLeases(this.#o.db);
     if (requeued > 0) this.#o.log.warn({ requeued }, 'requeued tasks whose lease expired');
     for (const id of exhausted) {
-      const task = await finishTask(
-        this.#o.db,
+      await this.#o.finisher.finish(
         id,
         { kind: 'expired-lease' },
         {
-          code: 5,
+          code: FinishCode.Lost,
           message: 'Lost: no worker finished it within its attempts. Credits were refunded.',
         },
       );
-      if (task !== undefined) {
-        await this.#observeFinished(task, undefined);
-        await this.#announce({
-          type: 'changed',
-          taskId: id,
-          accountId: task.account_id,
-          finished: true,
-        });
-      }
     }
   }
 
@@ -224,7 +211,7 @@ export class TaskRunner {
       );
       await progress;
       const ms = Math.round(performance.now() - startedAt);
-      const finishCode = result.ok ? 0 : result.finishCode;
+      const finishCode = result.ok ? FinishCode.Ok : result.finishCode;
       this.#o.log.info({ ...ids, finishCode, ms, stopped: reason ?? null }, 'engine run ended');
       if (reason === undefined)
         await this.#finish(task.id, task.lease_token, task.account_id, content, result);
@@ -250,7 +237,11 @@ export class TaskRunner {
     const model = this.#o.model(modelId);
     const engine = model === undefined ? undefined : this.#o.engines.get(model.engine);
     if (model === undefined || engine === undefined) {
-      return { ok: false, finishCode: 1, message: `Model "${modelId}" is no longer available.` };
+      return {
+        ok: false,
+        finishCode: FinishCode.EngineFailure,
+        message: `Model "${modelId}" is no longer available.`,
+      };
     }
     const request = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
     return engine.run(request, { signal, reportProgress });
@@ -264,21 +255,18 @@ export class TaskRunner {
     result: EngineResult,
   ): Promise<void> {
     const media = result.ok ? await this.#store(accountId, content.id, result.outputs) : [];
-    const finished = await finishTask(
-      this.#o.db,
+    const finished = await this.#o.finisher.finish(
       taskId,
       { kind: 'lease', token },
       result.ok
-        ? { code: 0, message: null, media }
+        ? { code: FinishCode.Ok, message: null, media }
         : { code: result.finishCode, message: result.message },
+      content.model_id,
     );
     if (finished === undefined) {
       // Fenced: the lease was taken over or the task cancelled meanwhile. Leave no orphans.
       await Promise.all(media.map((m) => this.#o.storage.remove(m.storageKey)));
-      return;
     }
-    await this.#observeFinished(finished, content.model_id);
-    await this.#announce({ type: 'changed', taskId, accountId, finished: true });
   }
 
   async #store(
@@ -321,52 +309,15 @@ export class TaskRunner {
       await this.#announce({ type: 'queued' });
       return;
     }
-    const finished = await finishTask(
-      this.#o.db,
+    await this.#o.finisher.finish(
       task.id,
       { kind: 'lease', token: task.lease_token },
       {
-        code: 1,
+        code: FinishCode.EngineFailure,
         message: `The engine failed in each of ${task.attempts} attempts. Credits were refunded.`,
       },
+      modelId,
     );
-    if (finished !== undefined) {
-      await this.#observeFinished(finished, modelId);
-      await this.#announce({
-        type: 'changed',
-        taskId: task.id,
-        accountId: task.account_id,
-        finished: true,
-      });
-    }
-  }
-
-  /**
-   * Records a finish that has committed: its duration from first claim, and for a failure the
-   * refund its transaction made (read back from the ledger: the store counts nothing). Metrics
-   * never fail a task, so a failed read is only logged.
-   */
-  async #observeFinished(task: TaskRow, modelId: string | undefined): Promise<void> {
-    const { metrics } = this.#o;
-    if (metrics === undefined) return;
-    try {
-      const model =
-        modelId ?? (await findContent(this.#o.db, task.account_id, task.content_id))?.model_id;
-      if (task.started_at !== null && task.finished_at !== null) {
-        const seconds = (task.finished_at.getTime() - task.started_at.getTime()) / 1000;
-        metrics.observeTaskFinished(
-          model ?? 'unknown',
-          task.finish_code ?? 0,
-          Math.max(0, seconds),
-        );
-      }
-      if (task.finish_code !== 0) {
-        const refunds = await refundsOfContent(this.#o.db, task.account_id, task.content_id);
-        metrics.countCredits('refund', refunds);
-      }
-    } catch (error) {
-      this.#o.log.warn({ err: error, taskId: task.id }, 'task metrics not recorded');
-    }
   }
 
   async #announce(event: TaskEvent): Promise<void> {

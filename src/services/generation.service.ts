@@ -2,6 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
 import { avatarSeconds, priceAvatar, validateAvatarSettings } from '../domain/avatar-settings.ts';
 import { planDebit } from '../domain/credits.ts';
+import { FinishCode } from '../domain/finish-code.ts';
 import { priceImage, validateImageSettings } from '../domain/image-settings.ts';
 import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
 import { maxSeed, type Validated } from '../domain/settings-input.ts';
@@ -16,22 +17,13 @@ import {
   findContentByIdempotencyKey,
   insertContent,
 } from '../store/content.store.ts';
-import {
-  changeBalance,
-  listBalances,
-  lockBalances,
-  refundsOfContent,
-} from '../store/credit.store.ts';
+import { changeBalance, listBalances, lockBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
-import {
-  findTask,
-  findTasksOfContents,
-  finishTask,
-  insertTask,
-} from '../store/task-queue.store.ts';
+import { findTask, findTasksOfContents, insertTask } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
+import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
@@ -56,8 +48,10 @@ export interface GenerationServiceDeps {
   /** Categories spent, in order, by models that name none. */
   creditOrder: readonly string[];
   maxAttempts: number;
-  /** Debits and cancellation refunds, counted after their transaction commits (default: none). */
+  /** Debits, counted after their transaction commits (default: none). */
   metrics?: Metrics;
+  /** Cancellation finishes through it, like every other finish. */
+  finisher: TaskFinisher;
 }
 
 /** A validated generation with its model and price, ready to charge and queue. */
@@ -296,40 +290,17 @@ export class GenerationService {
     const task = await findTask(this.#deps.db, actor.accountId, taskId);
     if (task === undefined) throw notFound('task', taskId, 'taskId');
     if (task.status === 'finished') return toTaskView(task);
-    const finished = await finishTask(
-      this.#deps.db,
+    const finished = await this.#deps.finisher.finish(
       task.id,
       { kind: 'unfinished' },
-      { code: 2, message: 'Cancelled by the client.' },
+      { code: FinishCode.Cancelled, message: 'Cancelled by the client.' },
     );
     if (finished === undefined) {
       // Finished meanwhile, by its worker: answer with that.
       const now = await findTask(this.#deps.db, actor.accountId, taskId);
       return toTaskView(now!);
     }
-    await this.#countRefund(finished.account_id, finished.content_id);
-    await this.#announce({
-      type: 'changed',
-      taskId: task.id,
-      accountId: actor.accountId,
-      finished: true,
-    });
     return toTaskView(finished);
-  }
-
-  /**
-   * Counts the refund a committed cancellation made, read back from the ledger (the store
-   * counts nothing). Cancelled tasks stay out of the task-duration histogram: that measures
-   * workers, and a cancellation is the client's decision.
-   */
-  async #countRefund(accountId: string, contentId: string): Promise<void> {
-    const { metrics, db } = this.#deps;
-    if (metrics === undefined) return;
-    try {
-      metrics.countCredits('refund', await refundsOfContent(db, accountId, contentId));
-    } catch {
-      // The cancellation is committed; a failed read for metrics must not turn it into an error.
-    }
   }
 
   /** Events are a wake-up call; workers poll as well, so a lost one only delays. */

@@ -1,4 +1,5 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely';
+import { FinishCode } from '../domain/finish-code.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import type { ContentRow } from './content.store.ts';
 import { refundContent } from './credit.store.ts';
@@ -204,7 +205,7 @@ export type FinishGuard =
   | { readonly kind: 'expired-lease' };
 
 export interface FinishOutcome {
-  readonly code: number;
+  readonly code: FinishCode;
   readonly message: string | null;
   readonly media?: readonly NewMediaRow[];
 }
@@ -212,7 +213,8 @@ export interface FinishOutcome {
 /**
  * Finishes a task in one transaction: the status change (guarded, so exactly one finish wins
  * and a worker whose lease was taken over is refused), its media, and, for a non-zero code,
- * the refund. Returns the finished row, or undefined when the guard refused.
+ * the refund. Returns the finished row, or undefined when the guard refused. Callers go
+ * through `TaskFinisher` (services/), which records metrics and announces after the commit.
  */
 export async function finishTask(
   db: Db,
@@ -227,7 +229,7 @@ export async function finishTask(
         status: 'finished',
         finish_code: outcome.code,
         finish_message: outcome.message,
-        progress: outcome.code === 0 ? 1 : sql<number>`progress`,
+        progress: outcome.code === FinishCode.Ok ? 1 : sql<number>`progress`,
         finished_at: sql<Date>`now()`,
         lease_token: null,
         lease_owner: null,
@@ -246,7 +248,7 @@ export async function finishTask(
     const task = await update.returningAll().executeTakeFirst();
     if (task === undefined) return undefined;
     await insertMedia(trx, outcome.media ?? []);
-    if (outcome.code !== 0) await refundContent(trx, task.account_id, task.content_id);
+    if (outcome.code !== FinishCode.Ok) await refundContent(trx, task.account_id, task.content_id);
     return task;
   });
 }

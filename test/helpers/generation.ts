@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FinishCode } from '../../src/domain/finish-code.ts';
 import { errorCodes, type GraphqlResponse, graphql } from './graphql.ts';
 
 export interface TaskState {
@@ -74,7 +75,10 @@ export async function balances(url: string, apiKey: string): Promise<Record<stri
 /** Test models on the deterministic fake engine, added through `MODELS` like an operator would. */
 export const testModels = JSON.stringify([
   fakeModel('mdl_test-slow', { durationMs: 4_000 }),
-  fakeModel('mdl_test-fail', { failCode: 4, failMessage: 'The input image could not be read.' }),
+  fakeModel('mdl_test-fail', {
+    failCode: FinishCode.RejectedInput,
+    failMessage: 'The input image could not be read.',
+  }),
   fakeModel('mdl_test-crash', { throw: true }),
   fakeModel('mdl_test-fast', {}),
   fakeModel('mdl_test-quick', { durationMs: 600 }),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { FinishCode } from '../../src/domain/finish-code.ts';
 import type { Db } from '../../src/store/database.ts';
 
 /**
@@ -66,7 +67,7 @@ export async function invariantViolations(db: Db): Promise<string[]> {
         WHERE COALESCE(r.total, 0) <> c.credits_refunded
            OR COALESCE(r.rows, 0) <> COALESCE(r.categories, 0)
            OR c.credits_refunded > c.credits_charged
-           OR (c.credits_refunded > 0 AND t.finish_code = 0)`,
+           OR (c.credits_refunded > 0 AND t.finish_code = ${FinishCode.Ok})`,
   );
   await report(
     'final outcome',
@@ -87,7 +88,7 @@ export async function invariantViolations(db: Db): Promise<string[]> {
         FROM tasks t LEFT JOIN media m ON m.content_id = t.content_id
         WHERE t.status = 'finished'
         GROUP BY t.content_id, t.finish_code
-        HAVING (t.finish_code = 0) <> (count(m.id) > 0)`,
+        HAVING (t.finish_code = ${FinishCode.Ok}) <> (count(m.id) > 0)`,
   );
   await report(
     'balance',

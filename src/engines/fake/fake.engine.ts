@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FinishCode } from '../../domain/finish-code.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
 
 // A valid 1x1 transparent PNG.
@@ -22,7 +23,7 @@ export const fakeEngine: Engine = {
       throw: shouldThrow,
     } = request.options as {
       durationMs?: number;
-      failCode?: number;
+      failCode?: FinishCode;
       failMessage?: string;
       throw?: boolean;
     };

@@ -1,3 +1,4 @@
+import { FinishCode } from '../../domain/finish-code.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
 import { wrongKind } from '../engine.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
@@ -34,7 +35,11 @@ export function talkingPortraitEngine(ffmpeg: Ffmpeg): Engine {
         ({ samples, sampleRate } = await decodeAudio(ffmpeg, request.audio, decodeRate, signal));
         mouth = (frames) => mouthFromLoudness(samples, sampleRate, frames, settings.fps);
       } else {
-        return { ok: false, finishCode: 4, message: 'Neither a script nor an audio was given.' };
+        return {
+          ok: false,
+          finishCode: FinishCode.RejectedInput,
+          message: 'Neither a script nor an audio was given.',
+        };
       }
       const frames = Math.max(1, Math.ceil((samples.length / sampleRate) * settings.fps));
       context.reportProgress(0.1);

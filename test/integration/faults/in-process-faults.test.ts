@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -46,9 +47,9 @@ describeEachBackend('a poison task that crashes its engine every time', (backend
       ),
     );
     const failed = await waitForTask(t.url, apiKey, poison.taskId);
-    assert.equal(failed.finishCode, 1);
+    assert.equal(failed.finishCode, FinishCode.EngineFailure);
     for (const { taskId } of healthy)
-      assert.equal((await waitForTask(t.url, apiKey, taskId)).finishCode, 0);
+      assert.equal((await waitForTask(t.url, apiKey, taskId)).finishCode, FinishCode.Ok);
 
     const row = await database.db
       .selectFrom('tasks')
@@ -60,7 +61,7 @@ describeEachBackend('a poison task that crashes its engine every time', (backend
 
     // The workers survived the crashes: a new submission still runs.
     const after = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'later' });
-    assert.equal((await waitForTask(t.url, apiKey, after.taskId)).finishCode, 0);
+    assert.equal((await waitForTask(t.url, apiKey, after.taskId)).finishCode, FinishCode.Ok);
     assert.deepEqual(await invariantViolations(database.db), [], 'the five invariants held');
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
@@ -79,7 +80,10 @@ describe('a worker SIGKILLed under load [postgres: worker processes]', {
     await drained(database.db);
 
     for (const { taskId } of submitted)
-      assert.equal((await waitForTask(api.url, apiKey, taskId, undefined, 1)).finishCode, 0);
+      assert.equal(
+        (await waitForTask(api.url, apiKey, taskId, undefined, 1)).finishCode,
+        FinishCode.Ok,
+      );
     const retried = await database.db
       .selectFrom('tasks')
       .select('attempts')
@@ -196,7 +200,7 @@ describe('PostgreSQL restarted under load [private server, api and worker proces
       const failed = await database.db
         .selectFrom('tasks')
         .select(['id', 'finish_code', 'finish_message'])
-        .where('finish_code', '<>', 0)
+        .where('finish_code', '<>', FinishCode.Ok)
         .execute();
       assert.deepEqual(failed, [], 'every accepted submission finished successfully');
       assert.deepEqual(await invariantViolations(database.db), [], 'the five invariants held');

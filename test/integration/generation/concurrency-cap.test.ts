@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -30,7 +31,7 @@ describeEachBackend('a cap on running tasks per account', (backend) => {
     const other = await submitOk(t.url, b.apiKey, { modelId: 'mdl_test-fast', prompt: 'other' });
 
     // B is not held up by A's limit; A's second task waits, and says why.
-    assert.equal((await waitForTask(t.url, b.apiKey, other.taskId)).finishCode, 0);
+    assert.equal((await waitForTask(t.url, b.apiKey, other.taskId)).finishCode, FinishCode.Ok);
     const waiting = await graphql<{ getTask: { status: string; waitingReason: string | null } }>(
       t.url,
       { query: taskQuery, variables: { id: second.taskId }, apiKey: a.apiKey },
@@ -40,7 +41,7 @@ describeEachBackend('a cap on running tasks per account', (backend) => {
       waitingReason: 'account_concurrency_limit',
     });
 
-    assert.equal((await waitForTask(t.url, a.apiKey, second.taskId)).finishCode, 0);
+    assert.equal((await waitForTask(t.url, a.apiKey, second.taskId)).finishCode, FinishCode.Ok);
     const [one, two] = await Promise.all(
       [first.taskId, second.taskId].map((id) =>
         database.db

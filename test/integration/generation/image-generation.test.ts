@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { it } from 'node:test';
 import sharp from 'sharp';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -57,7 +58,7 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
     assert.equal(submitted.deduplicated, false);
 
     const task = await waitForTask(t.url, apiKey, submitted.taskId);
-    assert.equal(task.finishCode, 0);
+    assert.equal(task.finishCode, FinishCode.Ok);
     assert.equal(task.progress, 1);
 
     const content = await graphql<ContentResult>(t.url, {
@@ -221,7 +222,7 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
       prompt: 'x',
     });
     const task = await waitForTask(t.url, apiKey, taskId);
-    assert.equal(task.finishCode, 1);
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
     assert.match(task.finishMessage ?? '', /3 attempts/);
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
     assert.equal(await ledgerCount(database, contentId, 'refund'), 1);
@@ -245,12 +246,12 @@ describeEachBackend('image generation end to end (spec §1 flow)', (backend) => 
       });
     assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, {
       status: 'finished',
-      finishCode: 2,
+      finishCode: FinishCode.Cancelled,
     });
     assert.deepEqual(await balances(t.url, apiKey), { standard: 9 });
     assert.deepEqual((await cancel(running.taskId)).body.data?.cancelTask, {
       status: 'finished',
-      finishCode: 2,
+      finishCode: FinishCode.Cancelled,
     });
     assert.equal(await ledgerCount(database, running.contentId, 'refund'), 1);
     // The worker lost its lease: its result never lands.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -31,7 +32,7 @@ describeEachBackend('workers wake on submission, not on a poll', (backend) => {
         prompt: `wake ${i}`,
       });
       const task = await waitForTask(t.url, apiKey, taskId, undefined, 5_000);
-      assert.equal(task.finishCode, 0);
+      assert.equal(task.finishCode, FinishCode.Ok);
       assert.ok(Date.now() - started < 1_000, `took ${Date.now() - started} ms`);
     }
   });

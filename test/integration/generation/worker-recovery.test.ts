@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
@@ -72,7 +73,7 @@ describe('a worker killed mid-task [postgres: separate worker processes]', {
 
     await worker();
     const task = await waitForTask(api.url, apiKey, taskId, undefined, 30_000);
-    assert.equal(task.finishCode, 0);
+    assert.equal(task.finishCode, FinishCode.Ok);
     assert.equal(await attempts(taskId), 2, 'the second worker took over the expired lease');
     const media = await database.db
       .selectFrom('media')
@@ -105,7 +106,7 @@ describe('a worker killed mid-task [postgres: separate worker processes]', {
 
     await worker();
     const task = await waitForTask(api.url, apiKey, taskId, undefined, 30_000);
-    assert.equal(task.finishCode, 5);
+    assert.equal(task.finishCode, FinishCode.Lost);
     assert.deepEqual(await balances(api.url, apiKey), { standard: 10 });
     const refunds = await database.db
       .selectFrom('credit_ledger')
@@ -132,7 +133,7 @@ describe('a worker killed mid-task [postgres: separate worker processes]', {
     slow.child.kill('SIGSTOP');
     await worker();
     const done = await waitForTask(api.url, apiKey, taskId, undefined, 30_000);
-    assert.equal(done.finishCode, 0);
+    assert.equal(done.finishCode, FinishCode.Ok);
     slow.child.kill('SIGCONT'); // it wakes up, finishes its engine run, and is refused
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const media = await database.db
@@ -240,7 +241,7 @@ describe('a server killed mid-task [pglite: in-process workers]', () => {
 
       second = await startServer(env);
       const task = await waitForTask(second.url, apiKey, taskId, undefined, 30_000);
-      assert.equal(task.finishCode, 0);
+      assert.equal(task.finishCode, FinishCode.Ok);
       const content = await graphql<{
         getContent: { media: unknown[]; creditsCharged: number; creditsRefunded: number };
       }>(second.url, {

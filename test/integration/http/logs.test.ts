@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { submitImage, testModels, waitForTask } from '../../helpers/generation.ts';
@@ -39,7 +40,7 @@ describeEachBackend('structured logs', (backend) => {
     assert.equal(started?.contentId, contentId);
     assert.equal(started?.modelId, 'mdl_test-fast');
     const ended = lines.find((l) => l.msg === 'engine run ended' && l.taskId === taskId);
-    assert.equal(ended?.finishCode, 0);
+    assert.equal(ended?.finishCode, FinishCode.Ok);
     assert.equal(typeof ended?.ms, 'number');
     // Secrets never reach the log.
     assert.equal(t.logs().includes(apiKey), false);

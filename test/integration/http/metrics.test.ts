@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { ErrorCode } from '../../../src/shared/errors.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -100,8 +101,11 @@ describeEachBackend('GET /metrics with workers', (backend) => {
 
     const ok = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'a kite' });
     const failed = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fail', prompt: 'a kite' });
-    assert.equal((await waitForTask(t.url, apiKey, ok.taskId)).finishCode, 0);
-    assert.equal((await waitForTask(t.url, apiKey, failed.taskId)).finishCode, 4);
+    assert.equal((await waitForTask(t.url, apiKey, ok.taskId)).finishCode, FinishCode.Ok);
+    assert.equal(
+      (await waitForTask(t.url, apiKey, failed.taskId)).finishCode,
+      FinishCode.RejectedInput,
+    );
 
     const delta = (after: Sample[], name: string, labels: Record<string, string>) =>
       sampleSum(after, name, labels) - sampleSum(before, name, labels);

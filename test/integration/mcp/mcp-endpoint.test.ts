@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { SignJWT } from 'jose';
 import sharp from 'sharp';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -239,7 +240,7 @@ describeEachBackend(
           finish_code: number;
           media: { kind: string; mime_type: string; duration_ms: number; download_url: string }[];
         };
-        assert.equal(result.finish_code, 0);
+        assert.equal(result.finish_code, FinishCode.Ok);
         assert.deepEqual(
           [result.media[0]!.kind, result.media[0]!.mime_type],
           ['audio', 'audio/mpeg'],

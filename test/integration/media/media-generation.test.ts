@@ -4,6 +4,7 @@ import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -49,7 +50,7 @@ async function generate(url: string, apiKey: string, kind: Kind, input: Record<s
   assert.deepEqual(errorCodes(res), [], JSON.stringify(res.body.errors));
   const { contentId, taskId } = res.body.data![`generate${kind}`]!;
   const task = await waitForTask(url, apiKey, taskId, undefined, 60_000);
-  assert.equal(task.finishCode, 0, task.finishMessage ?? '');
+  assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
   const { getContent } = await gqlOk<{
     getContent: {
       media: {
@@ -334,7 +335,7 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
     for (const res of [avatar, video]) {
       const { taskId } = Object.values(res.body.data!)[0]!;
       const task = await waitForTask(t.url, apiKey, taskId, undefined, 60_000);
-      assert.equal(task.finishCode, 0, task.finishMessage ?? '');
+      assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
     }
   });
 
@@ -358,7 +359,7 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
       'mutation X($id: ID!) { cancelTask(taskId: $id) { finishCode } }',
       { id: taskId },
     );
-    assert.equal(cancelled.cancelTask.finishCode, 2);
+    assert.equal(cancelled.cancelTask.finishCode, FinishCode.Cancelled);
     const gone = Date.now() + 3000;
     while ((await ffmpegChildren()).length > 0 && Date.now() < gone) await sleep(50);
     assert.deepEqual(await ffmpegChildren(), [], 'no ffmpeg left behind');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config/config.ts';
 import type { S3Config } from '../../../src/config/deployment.ts';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { LocalMediaStorage } from '../../../src/storage/media-storage.ts';
 import { S3MediaStorage } from '../../../src/storage/s3-media-storage.ts';
 import type { Database } from '../../../src/store/database.ts';
@@ -139,7 +140,7 @@ describeEachBackend('media on the object store', (backend) => {
       modelId: 'mdl_test-fast',
       prompt: 'to the bucket',
     });
-    assert.equal((await waitForTask(t.url, apiKey, taskId)).finishCode, 0);
+    assert.equal((await waitForTask(t.url, apiKey, taskId)).finishCode, FinishCode.Ok);
     const content = await graphql<{
       getContent: {
         media: Array<{ mimeType: string; download: { url: string; expiresAt: string } }>;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
@@ -179,7 +180,9 @@ function scaleOut(onS3: boolean): void {
       .select(['id', 'status', 'finish_code', 'attempts'])
       .execute();
     assert.equal(tasks.length, generations);
-    assert.ok(tasks.every((task) => task.status === 'finished' && task.finish_code === 0));
+    assert.ok(
+      tasks.every((task) => task.status === 'finished' && task.finish_code === FinishCode.Ok),
+    );
     assert.ok(
       tasks.every((task) => task.attempts === 1),
       'no task was claimed twice',

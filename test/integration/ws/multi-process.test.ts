@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
@@ -59,7 +60,7 @@ describe('task updates across processes [postgres]', {
     updates.unsubscribe();
     const statuses = updates.results.map((r) => r.data?.myTaskUpdates);
     assert.ok(statuses.every((s) => s?.taskId === taskId));
-    assert.deepEqual(statuses.at(-1), { taskId, status: 'finished', finishCode: 0 });
+    assert.deepEqual(statuses.at(-1), { taskId, status: 'finished', finishCode: FinishCode.Ok });
     assert.ok(
       statuses.some((s) => s?.status === 'running'),
       'the worker’s claim reached API process 1 too',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { submitOk, testModels } from '../../helpers/generation.ts';
@@ -31,7 +32,7 @@ describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)',
       const states = sub.results.map((r) => r.data!.taskUpdated.status);
       assert.equal(states.at(-1), 'finished');
       assert.ok(states.includes('running'), states.join());
-      assert.equal(sub.results.at(-1)!.data!.taskUpdated.finishCode, 0);
+      assert.equal(sub.results.at(-1)!.data!.taskUpdated.finishCode, FinishCode.Ok);
     } finally {
       await ws.client.dispose();
     }
