@@ -71,6 +71,7 @@ const common = {
   description: z.string().nullable().default(null),
   engine: z.string().min(1),
   engineOptions: z.record(z.string(), z.unknown()).default({}),
+  maxRunSeconds: int(1, 604_800).optional(), // up to 7 days
   access: z
     .discriminatedUnion('kind', [
       z.object({ kind: z.literal('public') }),

@@ -98,6 +98,8 @@ interface ModelBase {
   readonly engineOptions: Readonly<Record<string, unknown>>;
   readonly access: ModelAccess;
   readonly pricing: Pricing;
+  /** Longest one run may take before it is stopped (finish code 3); default per kind. */
+  readonly maxRunSeconds?: number;
 }
 
 export interface ImageModel extends ModelBase {
@@ -124,6 +126,22 @@ export interface AvatarModel extends ModelBase {
 export type ModelDefinition = ImageModel | VideoModel | SpeechModel | AvatarModel;
 
 export type ModelOfKind<K extends GenerationKind> = Extract<ModelDefinition, { kind: K }>;
+
+/**
+ * How long one run of a kind may take when its model sets no `maxRunSeconds`: stills and
+ * speech take seconds on a working engine, videos and avatars minutes.
+ */
+export const defaultMaxRunSeconds: Readonly<Record<GenerationKind, number>> = {
+  image: 300, // 5 minutes
+  speech: 300, // 5 minutes
+  video: 1800, // 30 minutes
+  avatar: 1800, // 30 minutes
+};
+
+/** The run-time limit of a kind's task, in seconds (the model's, else the kind's default). */
+export function maxRunSeconds(kind: GenerationKind, model: ModelDefinition | undefined): number {
+  return model?.maxRunSeconds ?? defaultMaxRunSeconds[kind];
+}
 
 /** Credits for `quantity` of the model's unit (images, seconds, characters; 1 for a request). */
 export function priceOf(model: ModelDefinition, quantity: number): number {

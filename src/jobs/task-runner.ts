@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FinishCode } from '../domain/finish-code.ts';
-import type { ModelDefinition } from '../domain/model.ts';
+import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
 import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
@@ -40,7 +40,7 @@ export interface TaskRunnerOptions {
   finisher: TaskFinisher;
 }
 
-type AbortReason = 'lost' | 'cancelled' | 'shutdown';
+type AbortReason = 'lost' | 'cancelled' | 'shutdown' | 'timeout';
 
 /**
  * Runs queued tasks: claims under a lease, renews it while the engine works, writes progress,
@@ -165,13 +165,19 @@ export class TaskRunner {
 
   async #run({ task, content }: ClaimedTask): Promise<void> {
     const controller = new AbortController();
+    const limitSeconds = maxRunSeconds(content.kind, this.#o.model(content.model_id));
+    // At the deadline the run ends whatever the engine does: an engine that ignores its signal
+    // keeps no slot, and the task is finished (code 3) while this worker still holds its lease.
+    const { promise: timedOut, resolve: timeUp } = Promise.withResolvers<EngineResult>();
     let reason: AbortReason | undefined;
     const abort = (why: AbortReason) => {
       if (reason !== undefined) return;
       reason = why;
       controller.abort(new Error(`task ${why}`));
+      if (why === 'timeout') timeUp(timeoutResult(limitSeconds));
     };
     this.#running.set(task.id, abort);
+    const deadline = setTimeout(() => abort('timeout'), limitSeconds * 1000);
     const heartbeat = setInterval(
       () => {
         renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
@@ -202,18 +208,21 @@ export class TaskRunner {
       finished: false,
     });
     try {
-      const result = await this.#execute(
-        { taskId: task.id, accountId: task.account_id, kind: content.kind },
-        content.model_id,
-        content.input,
-        controller.signal,
-        reportProgress,
-      );
+      const result = await Promise.race([
+        this.#execute(
+          { taskId: task.id, accountId: task.account_id, kind: content.kind },
+          content.model_id,
+          content.input,
+          controller.signal,
+          reportProgress,
+        ),
+        timedOut,
+      ]);
       await progress;
       const ms = Math.round(performance.now() - startedAt);
       const finishCode = result.ok ? FinishCode.Ok : result.finishCode;
       this.#o.log.info({ ...ids, finishCode, ms, stopped: reason ?? null }, 'engine run ended');
-      if (reason === undefined)
+      if (reason === undefined || reason === 'timeout')
         await this.#finish(task.id, task.lease_token, task.account_id, content, result);
       else if (reason === 'shutdown')
         await releaseTask(this.#o.db, task.id, task.lease_token, false);
@@ -222,6 +231,7 @@ export class TaskRunner {
       if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
       else if (reason === undefined) await this.#failed(task, content.model_id, error);
     } finally {
+      clearTimeout(deadline);
       clearInterval(heartbeat);
       this.#running.delete(task.id);
     }
@@ -327,4 +337,13 @@ export class TaskRunner {
       this.#o.log.warn({ err: error }, 'task event not published');
     }
   }
+}
+
+/** The finish of a run stopped at its deadline. */
+function timeoutResult(limitSeconds: number): EngineResult {
+  return {
+    ok: false,
+    finishCode: FinishCode.TimedOut,
+    message: `Timed out: the run took longer than its limit of ${limitSeconds} seconds. Credits were refunded.`,
+  };
 }

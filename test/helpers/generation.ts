@@ -84,8 +84,14 @@ export const testModels = JSON.stringify([
   fakeModel('mdl_test-quick', { durationMs: 600 }),
 ]);
 
-function fakeModel(modelId: string, engineOptions: Record<string, unknown>) {
+/** An image model on the fake engine; `extra` adds or overrides model fields (`maxRunSeconds`). */
+export function fakeModel(
+  modelId: string,
+  engineOptions: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   return {
+    ...extra,
     modelId,
     name: modelId,
     kind: 'image',

@@ -11,7 +11,8 @@ const pixel = Buffer.from(
 /**
  * A deterministic stand-in for a slow or failing engine, for tests and the queue benchmark.
  * Options: `durationMs` (default 0), `failCode` + `failMessage` (an expected failure),
- * `throw` (an unexpected one, which the runner retries). Produces one 1x1 PNG per image.
+ * `throw` (an unexpected one, which the runner retries), `ignoreAbort` (keeps running after its
+ * signal aborts, like a stuck engine, without keeping the process alive). Produces one 1x1 PNG per image.
  */
 export const fakeEngine: Engine = {
   name: 'fake',
@@ -21,15 +22,21 @@ export const fakeEngine: Engine = {
       failCode,
       failMessage,
       throw: shouldThrow,
+      ignoreAbort = false,
     } = request.options as {
       durationMs?: number;
       failCode?: FinishCode;
       failMessage?: string;
       throw?: boolean;
+      ignoreAbort?: boolean;
     };
     const steps = durationMs > 0 ? 10 : 0;
     for (let step = 1; step <= steps; step++) {
-      await sleep(durationMs / steps, undefined, { signal: context.signal });
+      await sleep(
+        durationMs / steps,
+        undefined,
+        ignoreAbort ? { ref: false } : { signal: context.signal },
+      );
       context.reportProgress(step / steps);
     }
     if (shouldThrow) throw new Error('fake engine: unexpected failure');
