@@ -43,6 +43,7 @@ import { TaskFinisher } from './services/task-finisher.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
+import { AppError, ErrorCode } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { Cursors } from './shared/pagination.ts';
 import { every } from './shared/periodic.ts';
@@ -269,7 +270,15 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     const inputs: EngineInputs = {
       elementPictures: (ids) => library.elementPictures(ids),
       mediaBytes: (mediaId) => library.mediaBytes(mediaId),
-      engineVoice: async (voiceModelId) => (await voices.get(voiceModelId)).engineVoice,
+      engineVoice: async (voiceModelId) => {
+        try {
+          return (await voices.get(voiceModelId)).engineVoice;
+        } catch (error) {
+          // A voice taken out of the catalogue since submission: the task's input is gone.
+          if (error instanceof AppError && error.code === ErrorCode.NotFound) return undefined;
+          throw error;
+        }
+      },
       avatarPortrait: (accountId, avatarId) => library.avatarPortrait(accountId, avatarId),
     };
     const engines = builtinEngines(ffmpeg);

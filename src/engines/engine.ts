@@ -1,5 +1,5 @@
 import type { AvatarSettings } from '../domain/avatar-settings.ts';
-import type { ElementKind, ElementPicture } from '../domain/element.ts';
+import type { ElementPicture } from '../domain/element.ts';
 import { FinishCode } from '../domain/finish-code.ts';
 import type { ImageSettings } from '../domain/image-settings.ts';
 import type { MediaKind } from '../domain/media.ts';

@@ -253,8 +253,10 @@ export class TaskRunner {
         message: `Model "${modelId}" is no longer available.`,
       };
     }
-    const request = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
-    return engine.run(request, { signal, reportProgress });
+    // An input gone since submission finishes the task (code 4) without running the engine.
+    const loaded = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
+    if (!loaded.ok) return loaded;
+    return engine.run(loaded.request, { signal, reportProgress });
   }
 
   async #finish(

@@ -158,9 +158,10 @@ export class LibraryService {
 
   /**
    * The pictures of elements a queued task names, in order: SVG of library elements, the
-   * stored image of own ones (deleted since the submission included).
+   * stored image of own ones (deleted since the submission included). Undefined when a
+   * picture is gone: an expected outcome of the task's run, not a fault to retry.
    */
-  async elementPictures(elementIds: readonly string[]): Promise<ElementPicture[]> {
+  async elementPictures(elementIds: readonly string[]): Promise<ElementPicture[] | undefined> {
     const own = new Map(
       (await findElements(this.#deps.db, elementIds, { includeDeleted: true })).map((e) => [
         e.id,
@@ -174,23 +175,30 @@ export class LibraryService {
         pictures.push({ kind: library.kind, picture: Buffer.from(library.svg) });
       const row = own.get(id);
       if (row !== undefined) {
-        pictures.push({ kind: row.kind, picture: await this.mediaBytes(row.media_id) });
+        const picture = await this.mediaBytes(row.media_id);
+        if (picture === undefined) return undefined;
+        pictures.push({ kind: row.kind, picture });
       }
     }
     return pictures;
   }
 
-  /** The stored bytes of media (a task's input, checked at submission). */
-  async mediaBytes(mediaId: string): Promise<Buffer> {
+  /**
+   * The stored bytes of media a task names (checked at submission); undefined when they are
+   * gone since: the row, its ready state or the stored object. A store that cannot answer
+   * still throws, so the task is tried again.
+   */
+  async mediaBytes(mediaId: string): Promise<Buffer | undefined> {
     const media = await findMedia(this.#deps.db, mediaId);
-    if (media === undefined || media.state !== 'ready') throw new Error(`media ${mediaId} is gone`);
-    return this.#deps.storage.get(media.storage_key);
+    if (media === undefined || media.state !== 'ready') return undefined;
+    const read = await this.#deps.storage.getAtMost(media.storage_key, Number.POSITIVE_INFINITY);
+    return read?.bytes ?? undefined;
   }
 
   /** The portrait of an avatar a queued task names (deleted since submission included). */
-  async avatarPortrait(accountId: string, avatarId: string): Promise<Buffer> {
+  async avatarPortrait(accountId: string, avatarId: string): Promise<Buffer | undefined> {
     const avatar = await findAvatar(this.#deps.db, accountId, avatarId, { includeDeleted: true });
-    if (avatar === undefined) throw new Error(`avatar ${avatarId} is gone`);
+    if (avatar === undefined) return undefined;
     return this.mediaBytes(avatar.portrait_media_id);
   }
 
