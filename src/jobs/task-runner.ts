@@ -56,7 +56,7 @@ export class TaskRunner {
   readonly #sleepers = new Set<() => void>();
   #slots: Promise<void>[] = [];
   #stopping = false;
-  #lastSweep = 0;
+  #lastSweep = Number.NEGATIVE_INFINITY;
   #unsubscribe: (() => void) | undefined;
 
   constructor(options: TaskRunnerOptions) {
@@ -146,7 +146,7 @@ export class TaskRunner {
 
   /** Requeues tasks of dead workers; finishes as lost those out of attempts. */
   async #sweep(): Promise<void> {
-    const now = Date.now();
+    const now = performance.now(); // elapsed time for pacing, not a date: monotonic
     if (now - this.#lastSweep < this.#o.leaseMs / 2) return;
     this.#lastSweep = now;
     const { requeued, exhausted } = await recoverExpiredLeases(this.#o.db);
@@ -189,9 +189,9 @@ export class TaskRunner {
       Math.max(50, Math.floor(this.#o.leaseMs / 3)),
     );
     let progress: Promise<unknown> = Promise.resolve();
-    let lastProgressAt = 0;
+    let lastProgressAt = Number.NEGATIVE_INFINITY;
     const reportProgress = (value: number) => {
-      const now = Date.now();
+      const now = performance.now(); // elapsed time for pacing, not a date: monotonic
       if (now - lastProgressAt < 250 && value < 1) return;
       lastProgressAt = now;
       progress = progress
