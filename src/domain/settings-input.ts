@@ -1,11 +1,11 @@
-import type { ErrorCode } from '../shared/errors.ts';
+import { ErrorCode } from '../shared/errors.ts';
 
 /** One thing wrong with a request; all of them are reported together. */
 export interface SettingProblem {
   readonly field: string;
   readonly message: string;
   /** 120001: the value itself is invalid; 120002: the model does not support it (here). */
-  readonly code: Extract<ErrorCode, '120001' | '120002'>;
+  readonly code: typeof ErrorCode.InvalidInput | typeof ErrorCode.UnsupportedCombination;
   readonly allowed?: unknown;
 }
 
@@ -29,11 +29,11 @@ export class SettingsReader {
   }
 
   invalid(field: string, message: string): void {
-    this.problems.push({ field, message, code: '120001' });
+    this.problems.push({ field, message, code: ErrorCode.InvalidInput });
   }
 
   unsupported(field: string, message: string, allowed: unknown): void {
-    this.problems.push({ field, message, code: '120002', allowed });
+    this.problems.push({ field, message, code: ErrorCode.UnsupportedCombination, allowed });
   }
 
   string(field: string): string | undefined {

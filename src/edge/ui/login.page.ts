@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
+import { ErrorCode } from '../../shared/errors.ts';
 import { escapeHtml, pageShell, sendPage } from './html.ts';
 
 const here = new URL('./assets/', import.meta.url);
@@ -57,7 +58,9 @@ export async function loginPage(
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = assets[request.params.name];
     if (asset === undefined)
-      return reply.code(404).send({ error: { code: '140004', message: 'No such asset.' } });
+      return reply
+        .code(404)
+        .send({ error: { code: ErrorCode.NotFound, message: 'No such asset.' } });
     return reply
       .header('content-type', asset.type)
       .header('cache-control', 'public, max-age=300')

@@ -10,7 +10,7 @@ import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
-import { AppError, invalidInput } from '../../shared/errors.ts';
+import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
 import {
@@ -23,6 +23,9 @@ import { checkSource, limitRules } from '../graphql/limits.ts';
 import { submissionsIn } from '../graphql/submissions.ts';
 import type { RateLimitRefusal } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
+
+/** RFC 6455 §7.4.1: the server is going down; graphql-ws names only its own 44xx codes. */
+const goingAway = 1001;
 
 export interface WebSocketLimits {
   /** Concurrent operations on one connection. */
@@ -263,7 +266,7 @@ export function attachGraphqlWebSocket(options: {
             message: wording.suggestions ? error.message : withoutSuggestions(error.message),
             ...(error.path ? { path: error.path } : {}),
             extensions: {
-              code: '120001',
+              code: ErrorCode.InvalidInput,
               retryable: false,
               requestId: id,
               ...error.extensions,
@@ -313,7 +316,7 @@ export function attachGraphqlWebSocket(options: {
       wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
     },
     async close(): Promise<void> {
-      for (const client of wss.clients) client.close(1001, 'Going away');
+      for (const client of wss.clients) client.close(goingAway, 'Going away');
       await server.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
@@ -323,7 +326,7 @@ export function attachGraphqlWebSocket(options: {
 function rateLimited(message: string, retryAfterSeconds?: number): GraphQLError {
   return new GraphQLError(message, {
     extensions: {
-      code: '150029',
+      code: ErrorCode.RateLimited,
       retryable: true,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     },

@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ErrorCode } from '../../src/shared/errors.ts';
+
+const srcDir = new URL('../../src/', import.meta.url).pathname;
+const catalogue = path.join(srcDir, 'shared', 'errors.ts');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+describe('the error catalogue is named, never restated', () => {
+  it('no file under src/ but the catalogue spells a code as a string literal', () => {
+    const codes = new Set<string>(Object.values(ErrorCode));
+    const found = sourceFiles(srcDir)
+      .filter((file) => file !== catalogue)
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/(['"`])(\d{6})\1/g)]
+          .filter((m) => codes.has(m[2]!))
+          .map((m) => `${path.relative(srcDir, file)}: ${m[0]}`),
+      );
+    assert.deepEqual(found, [], 'use ErrorCode.<Name> from src/shared/errors.ts');
+  });
+});
