@@ -5,6 +5,7 @@ import type { AuthResult } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
+import { httpStatusOf } from '../http/error-status.ts';
 import type { Services } from '../services.ts';
 import type { GraphqlContext } from './context.ts';
 import { errorBody, logRefusal } from './error-formatter.ts';
@@ -64,7 +65,7 @@ export async function graphqlPlugin(
     logRefusal(request.log, auth);
     if (auth.kind === 'refused' && auth.rejectRequest) {
       return reply
-        .code(401)
+        .code(httpStatusOf[auth.error.code])
         .header('www-authenticate', 'Bearer error="invalid_token"')
         .header('cache-control', 'no-store')
         .send(errorBody(auth.error, request.id, responseMediaType(request)));

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../../shared/errors.ts';
+import { type AppError, ErrorCode } from '../../shared/errors.ts';
 
 /**
  * The HTTP status of each catalogue code, for every route that answers an AppError as such
@@ -19,3 +19,14 @@ export const httpStatusOf: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.QueryTooLarge]: 400,
   [ErrorCode.Internal]: 500,
 };
+
+/**
+ * The status of `error` on a route whose request body is the resource itself
+ * (`PUT /uploads/:mediaId`), where RFC 9110 is more precise than a 120001's 400: bytes that
+ * arrived whole but are refused are 422 (§15.5.21), and a PUT the resource's state no longer
+ * allows (the upload is already complete) is 409 (§15.5.10).
+ */
+export function contentStatusOf(error: AppError): number {
+  if (error.code !== ErrorCode.InvalidInput) return httpStatusOf[error.code];
+  return error.details.state === 'ready' ? 409 : 422;
+}

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
-import { httpStatusOf } from './error-status.ts';
+import { sendAppError } from './error-reply.ts';
 
 /** Two years, the preload list's own minimum being one (https://hstspreload.org). */
 const hstsMaxAgeSeconds = 63_072_000;
@@ -35,22 +35,12 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
         if (error.cause !== undefined)
           request.log.warn({ err: error.cause, code: error.code }, 'request refused');
         if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
-        return reply.code(httpStatusOf[error.code]).send({
-          error: {
-            ...error.details,
-            code: error.code,
-            message: error.message,
-            retryable: error.retryable,
-            requestId: request.id,
-          },
-        });
+        return sendAppError(request, reply, error);
       }
       const status = error.statusCode ?? 500;
       if (status >= 500) {
         request.log.error({ err: error }, 'unhandled error');
-        return reply.code(500).send({
-          error: { code: ErrorCode.Internal, message: 'Internal error', requestId: request.id },
-        });
+        return sendAppError(request, reply, new AppError(ErrorCode.Internal, 'Internal error'));
       }
       // A body already in our shape (the rate limiter's): send it as it is.
       if (typeof error.error?.code === 'string')
@@ -67,13 +57,11 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
   // on a signed path is a credential (a preflight to an upload URL, a typo in a media URL).
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0];
-    return reply.code(404).send({
-      error: {
-        code: ErrorCode.NotFound,
-        message: `No route ${request.method} ${path}.`,
-        requestId: request.id,
-      },
-    });
+    return sendAppError(
+      request,
+      reply,
+      new AppError(ErrorCode.NotFound, `No route ${request.method} ${path}.`),
+    );
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { BuiltinIdentityProvider } from '../../auth/builtin-idp.ts';
 import type { SignInThrottle } from '../../rate-limits/sign-in-throttle.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { sendAppError } from './error-reply.ts';
 import { describeLimit, sendRateLimited } from './rate-limits.ts';
 
 const signInBody = {
@@ -63,9 +64,7 @@ export async function idpRoutes(
         }
         const failures = await throttle.failed(email, request.ip);
         if (failures !== null) describeLimit(reply, failures);
-        return reply
-          .code(401)
-          .send({ error: { code: error.code, message: error.message, requestId: request.id } });
+        return sendAppError(request, reply, error);
       }
     },
   );

@@ -1,8 +1,12 @@
 import path from 'node:path';
-import send from '@fastify/send';
+import send, { type SendResult } from '@fastify/send';
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
+import { sendAppError } from './error-reply.ts';
+
+const expiredLink =
+  'This download link is invalid or has expired; read the content again for a fresh one.';
 
 /**
  * `GET /media/:mediaId?exp&sig`: the signed URL is the credential. A wrong or expired
@@ -21,17 +25,8 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
         request.query.sig,
       );
       if (download === null) {
-        return reply
-          .code(403)
-          .header('cache-control', 'no-store')
-          .send({
-            error: {
-              code: ErrorCode.Forbidden,
-              message:
-                'This download link is invalid or has expired; read the content again for a fresh one.',
-              requestId: request.id,
-            },
-          });
+        reply.header('cache-control', 'no-store');
+        return sendAppError(request, reply, new AppError(ErrorCode.Forbidden, expiredLink));
       }
       if ('redirect' in download) {
         // On the object store: a presigned URL that expires with this one.
@@ -44,13 +39,11 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
         dotfiles: 'deny',
       });
       if (result.type !== 'file') {
-        return reply.code(result.statusCode === 404 ? 404 : 500).send({
-          error: {
-            code: ErrorCode.NotFound,
-            message: 'The media file is missing.',
-            requestId: request.id,
-          },
-        });
+        // Anything but a missing file (a permission, a directory) is the server's fault: the
+        // error handler logs it under the request id and answers 190000.
+        if (result.statusCode !== 404) throw fileError(result);
+        const missing = new AppError(ErrorCode.NotFound, 'The media file is missing.');
+        return sendAppError(request, reply, missing);
       }
       reply.code(result.statusCode).headers(result.headers);
       if (result.statusCode < 300) {
@@ -63,4 +56,9 @@ export async function mediaRoutes(app: FastifyInstance, opts: { services: Servic
       return reply.send(result.stream);
     },
   );
+}
+
+function fileError(result: SendResult): Error {
+  if (result.type === 'error') return result.metadata.error;
+  return new Error(`Media path is a ${result.type}, not a file: ${result.metadata.path}`);
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../observability/metrics.ts';
-import { ErrorCode } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { constantTimeEqual, sha256Hex } from '../../shared/secrets.ts';
+import { sendAppError } from './error-reply.ts';
 
 /**
  * The HTTP histogram behind `/metrics`: every response of the app is observed under its route
@@ -54,15 +55,7 @@ function bearerMatches(request: FastifyRequest, token: string): boolean {
 }
 
 function refuse(request: FastifyRequest, reply: FastifyReply) {
-  return reply
-    .code(401)
-    .header('www-authenticate', 'Bearer realm="metrics"')
-    .header('cache-control', 'no-store')
-    .send({
-      error: {
-        code: ErrorCode.Unauthenticated,
-        message: 'Send Authorization: Bearer with the METRICS_TOKEN of this server.',
-        requestId: request.id,
-      },
-    });
+  reply.header('www-authenticate', 'Bearer realm="metrics"').header('cache-control', 'no-store');
+  const message = 'Send Authorization: Bearer with the METRICS_TOKEN of this server.';
+  return sendAppError(request, reply, new AppError(ErrorCode.Unauthenticated, message));
 }

@@ -4,7 +4,9 @@ import fp from 'fastify-plugin';
 import type { RateLimitConfig } from '../../config/deployment.ts';
 import type { RateLimitWindows } from '../../rate-limits/rate-limit-windows.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
-import { ErrorCode } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { sendAppError } from './error-reply.ts';
+import { httpStatusOf } from './error-status.ts';
 
 /** A hook that counts the request against its key and answers 429 when over the limit. */
 export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -159,25 +161,17 @@ export function sendRateLimited(
   shape?: 'graphql',
 ): FastifyReply {
   const retryAfterSeconds = Math.max(1, resetSeconds);
-  return reply
-    .code(429)
-    .header('retry-after', retryAfterSeconds)
-    .header('cache-control', 'no-store')
-    .send(refusal(request, retryAfterSeconds, limit, shape));
-}
-
-/** The body of a 429: code 150029 with the seconds to wait, GraphQL-shaped on /graphql. */
-function refusal(
-  request: FastifyRequest,
-  retryAfterSeconds: number,
-  limit: string,
-  shape?: 'graphql',
-) {
   const message = `Rate limited (${limit}); retry in ${retryAfterSeconds} s.`;
-  const details = { code: ErrorCode.RateLimited, retryAfterSeconds, requestId: request.id };
-  if (shape === 'graphql')
-    return { errors: [{ message, extensions: { ...details, retryable: true } }] };
-  return { error: { ...details, message } };
+  const error = new AppError(ErrorCode.RateLimited, message, { retryAfterSeconds });
+  reply.header('retry-after', retryAfterSeconds).header('cache-control', 'no-store');
+  if (shape !== 'graphql') return sendAppError(request, reply, error);
+  const extensions = {
+    code: error.code,
+    retryAfterSeconds,
+    retryable: true,
+    requestId: request.id,
+  };
+  return reply.code(httpStatusOf[error.code]).send({ errors: [{ message, extensions }] });
 }
 
 /** A short stable name for a bearer token, so the token itself is never a key. */

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { type AppError, ErrorCode, isAppError } from '../../shared/errors.ts';
+import { AppError, ErrorCode, isAppError } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
+import { sendAppError } from './error-reply.ts';
+import { contentStatusOf } from './error-status.ts';
 
 /**
  * `PUT /uploads/:mediaId?exp&sig`: the signed URL from `createUpload` is the credential. The
@@ -21,13 +23,8 @@ export async function uploadRoutes(app: FastifyInstance, opts: { services: Servi
         const { mediaId } = request.params;
         reply.header('cache-control', 'no-store');
         if (!uploads.verifyUrl(mediaId, request.query.exp, request.query.sig)) {
-          return reply.code(403).send({
-            error: {
-              code: ErrorCode.Forbidden,
-              message: 'This upload link is invalid or has expired; call createUpload again.',
-              requestId: request.id,
-            },
-          });
+          const message = 'This upload link is invalid or has expired; call createUpload again.';
+          return sendAppError(request, reply, new AppError(ErrorCode.Forbidden, message));
         }
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         try {
@@ -35,22 +32,9 @@ export async function uploadRoutes(app: FastifyInstance, opts: { services: Servi
           return reply.code(200).send({ media });
         } catch (error) {
           if (!isAppError(error)) throw error;
-          return reply.code(statusOf(error)).send({
-            error: {
-              code: error.code,
-              message: error.message,
-              ...error.details,
-              requestId: request.id,
-            },
-          });
+          return sendAppError(request, reply, error, contentStatusOf(error));
         }
       },
     );
   });
-}
-
-function statusOf(error: AppError): number {
-  if (error.code === ErrorCode.NotFound) return 404;
-  if (error.details.state === 'ready') return 409;
-  return 422;
 }

@@ -6,6 +6,7 @@ import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.t
 import type { Actor } from '../../domain/actor.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
+import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
 import { toolError, toolRunner } from './tool-result.ts';
@@ -81,13 +82,17 @@ export async function mcpRoutes(
         // 100102: the database is away; the token may well be good. The cause is logged,
         // the client is told only to retry.
         request.log.warn({ err: error.cause, code: error.code }, 'MCP token could not be checked');
-        await reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').send({
-          error: 'temporarily_unavailable',
-          error_description: error.message,
-          code: error.code,
-          retryable: true,
-          requestId: request.id,
-        });
+        await reply
+          .code(httpStatusOf[error.code])
+          .header('retry-after', '1')
+          .header('cache-control', 'no-store')
+          .send({
+            error: 'temporarily_unavailable',
+            error_description: error.message,
+            code: error.code,
+            retryable: true,
+            requestId: request.id,
+          });
         return null;
       }
       if (!(error instanceof BearerError)) throw error;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
-import { ErrorCode } from '../../shared/errors.ts';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { sendAppError } from '../http/error-reply.ts';
 import { escapeHtml, pageShell, sendPage } from './html.ts';
 
 const here = new URL('./assets/', import.meta.url);
@@ -58,9 +59,7 @@ export async function loginPage(
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = assets[request.params.name];
     if (asset === undefined)
-      return reply
-        .code(404)
-        .send({ error: { code: ErrorCode.NotFound, message: 'No such asset.' } });
+      return sendAppError(request, reply, new AppError(ErrorCode.NotFound, 'No such asset.'));
     return reply
       .header('content-type', asset.type)
       .header('cache-control', 'public, max-age=300')
