@@ -10,9 +10,7 @@ import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
 import { toolError, toolRunner } from './tool-result.ts';
-import { registerAccountTools } from './tools/account.tools.ts';
-import { registerGenerationTools } from './tools/generation.tools.ts';
-import { registerMediaTools } from './tools/media.tools.ts';
+import { registerTools } from './tools/tools.ts';
 
 const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
 Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → generate_image, generate_video, generate_speech or generate_avatar_video with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
@@ -131,10 +129,11 @@ export async function mcpRoutes(
       { name: 'atelier', title: 'Atelier', version: o.version },
       { instructions },
     );
-    const run = toolRunner(request.log, request.id);
-    registerAccountTools(server, actor, o.services, run);
-    registerGenerationTools(server, actor, o.services, run);
-    registerMediaTools(server, actor, o.services, run);
+    registerTools(server, {
+      actor,
+      services: o.services,
+      run: toolRunner(request.log, request.id),
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The transport writes the response itself: headers set so far (security, rate limit,
     // request id) go onto the raw response first.

@@ -1,0 +1,110 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ContentView, TaskView } from '../../../services/generation-views.ts';
+import { toolResult } from '../tool-result.ts';
+import type { ToolContext } from './tool.ts';
+
+/** What get_generation and wait_for_generation return, in full (the SDK checks it). */
+export const generationOutput = {
+  content_id: z.string(),
+  kind: z.string(),
+  model_id: z.string(),
+  credits_charged: z.number(),
+  credits_refunded: z.number(),
+  task_id: z.string(),
+  status: z.enum(['queued', 'running', 'finished']),
+  finish_code: z.number().nullable(),
+  finish_message: z.string().nullable(),
+  progress: z.number(),
+  waiting_reason: z
+    .string()
+    .nullable()
+    .describe(
+      'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once. Null otherwise.',
+    ),
+  media: z.array(
+    z.object({
+      media_id: z.string(),
+      kind: z.string(),
+      mime_type: z.string(),
+      width: z.number().nullable(),
+      height: z.number().nullable(),
+      duration_ms: z.number().nullable(),
+      download_url: z.string(),
+      expires_at: z.string(),
+    }),
+  ),
+};
+
+/** The `inline_images` argument of get_generation and wait_for_generation. */
+export const inlineImages = z
+  .boolean()
+  .optional()
+  .describe('Also return each finished image inline, as a WebP of at most 512 pixels a side');
+
+/** A task's state in snake_case, as every tool reports it. */
+export function task(view: TaskView) {
+  return {
+    task_id: view.taskId,
+    content_id: view.contentId,
+    status: view.status,
+    finish_code: view.finishCode,
+    finish_message: view.finishMessage,
+    progress: view.progress,
+  };
+}
+
+/** A generation in snake_case, as get_generation and list_generations report it. */
+export function generation(content: ContentView) {
+  return {
+    kind: content.kind,
+    model_id: content.modelId,
+    credits_charged: content.creditsCharged,
+    credits_refunded: content.creditsRefunded,
+    ...task(content.task),
+    media: content.media.map((m) => ({
+      media_id: m.mediaId,
+      kind: m.kind,
+      mime_type: m.mimeType,
+      width: m.width,
+      height: m.height,
+      duration_ms: m.durationMs,
+      download_url: m.download.url,
+      expires_at: m.download.expiresAt.toISOString(),
+    })),
+  };
+}
+
+/**
+ * A generation as a tool result: the structured state, and each finished file as a
+ * `resource_link` (its expiring download URL) that a client can fetch or show.
+ */
+export async function generationResult(
+  content: ContentView,
+  { actor, services }: Pick<ToolContext, 'actor' | 'services'>,
+  inlineImages: boolean | undefined,
+): Promise<CallToolResult> {
+  const waiting_reason = await services.results.waitingReason(actor, content.task);
+  const result = toolResult({ ...generation(content), waiting_reason });
+  const links = content.media.map((m, i) => ({
+    type: 'resource_link' as const,
+    uri: m.download.url,
+    name: `${content.contentId}-${i + 1}`,
+    mimeType: m.mimeType,
+    description: `${m.kind}, expires ${m.download.expiresAt.toISOString()}`,
+  }));
+  const images = [];
+  if (inlineImages === true) {
+    for (const m of content.media) {
+      const thumbnail = await services.media.thumbnail(actor, m.mediaId);
+      if (thumbnail !== null) {
+        images.push({
+          type: 'image' as const,
+          data: thumbnail.toString('base64'),
+          mimeType: 'image/webp',
+        });
+      }
+    }
+  }
+  return { ...result, content: [...result.content, ...links, ...images] };
+}

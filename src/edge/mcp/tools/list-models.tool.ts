@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { defined, toolResult } from '../tool-result.ts';
+import { annotations, type RegisterTool } from './tool.ts';
+
+/** `list_models`: the models, their capabilities and prices. */
+export const registerListModels: RegisterTool = (server, { actor, services, run }) => {
+  server.registerTool(
+    'list_models',
+    defined('list_models', () => ({
+      title: 'Generation models',
+      description:
+        'Models you can generate with: model_id, kind, status (only "ready" models take work), whether this account may use it, its capabilities (allowed sizes, aspect ratios, counts, formats) and price.',
+      inputSchema: { kind: z.enum(['image', 'video', 'speech', 'avatar']).optional() },
+      outputSchema: { models: z.array(z.record(z.string(), z.unknown())) },
+      annotations: annotations.read,
+    })),
+    ({ kind }) =>
+      run(async () => {
+        const page = services.catalogue.listModels(actor, { kind }, 100);
+        return toolResult({
+          models: page.nodes.map(({ model, accessible }) => ({
+            model_id: model.modelId,
+            name: model.name,
+            kind: model.kind,
+            status: model.status,
+            accessible,
+            description: model.description,
+            capabilities: model.capabilities,
+            pricing: model.pricing,
+          })),
+        });
+      }),
+  );
+};

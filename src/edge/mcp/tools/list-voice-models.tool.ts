@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { defined, toolResult } from '../tool-result.ts';
+import { annotations, type RegisterTool } from './tool.ts';
+
+/** `list_voice_models`: voices for generate_speech and generate_avatar_video. */
+export const registerListVoiceModels: RegisterTool = (server, { actor, services, run }) => {
+  server.registerTool(
+    'list_voice_models',
+    defined('list_voice_models', () => ({
+      title: 'Voices',
+      description:
+        'Voices for generate_speech and generate_avatar_video: voice_model_id, name, language. Filter by a language tag such as "en" or "pt-br".',
+      inputSchema: {
+        language: z.string().optional(),
+        first: z.number().int().min(1).max(100).optional(),
+        after: z.string().optional(),
+      },
+      outputSchema: {
+        voices: z.array(z.record(z.string(), z.unknown())),
+        next_cursor: z.string().nullable(),
+      },
+      annotations: annotations.read,
+    })),
+    ({ language, first, after }) =>
+      run(async () => {
+        const page = await services.voices.list(actor, language, first ?? 100, after ?? null);
+        return toolResult({
+          voices: page.nodes.map((v) => ({
+            voice_model_id: v.voiceModelId,
+            name: v.name,
+            language: v.language,
+            gender: v.gender,
+            variant: v.variant,
+            preview_media_id: v.previewMediaId,
+          })),
+          next_cursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
+        });
+      }),
+  );
+};

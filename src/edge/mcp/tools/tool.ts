@@ -1,0 +1,54 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Actor } from '../../../domain/actor.ts';
+import type { Services } from '../../services.ts';
+import type { ToolRunner } from '../tool-result.ts';
+
+/** What every tool of one MCP request is registered with: who calls, what it may use, how. */
+export interface ToolContext {
+  readonly actor: Actor;
+  readonly services: Services;
+  readonly run: ToolRunner;
+}
+
+/** Registers one tool (or a small family) on the server of one request. */
+export type RegisterTool = (server: McpServer, context: ToolContext) => void;
+
+/**
+ * The annotations a tool can have here, declared once. Nothing reaches outside Atelier
+ * (`openWorldHint: false`): models run on its own engines.
+ */
+export const annotations = {
+  /** Reads only; the same call answers the same (listings, a generation's state). */
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  /** Reads only, but each call mints new expiring URLs. */
+  readFresh: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  /** Charges credits; the same idempotency_key and input return the same generation. */
+  submit: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  /** Ends something for good; calling again changes nothing more. */
+  destroy: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+} as const satisfies Record<string, ToolAnnotations>;
+
+/** snake_case tool arguments → the camelCase input the services share with GraphQL. */
+export function fromSnakeCase(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(args)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), value]),
+  );
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { defined } from '../tool-result.ts';
+import { generationOutput, generationResult, inlineImages } from './generation-result.ts';
+import { annotations, type RegisterTool } from './tool.ts';
+
+/** Bounds one tool call, so a client's request never hangs on a long generation. */
+const maxWaitSeconds = 60;
+
+/** `wait_for_generation`: a bounded wait, with progress notifications when asked for. */
+export const registerWaitForGeneration: RegisterTool = (server, context) => {
+  const { actor, services, run } = context;
+  server.registerTool(
+    'wait_for_generation',
+    defined('wait_for_generation', () => ({
+      title: 'Wait for a generation',
+      description: `Waits up to timeout_seconds (at most ${maxWaitSeconds}) for the task to finish, sending progress notifications when you give a progress token; returns the final state, or the current one if it is still running (call again).`,
+      inputSchema: {
+        task_id: z.string(),
+        timeout_seconds: z.number().int().min(1).max(maxWaitSeconds).optional(),
+        inline_images: inlineImages,
+      },
+      outputSchema: generationOutput,
+      annotations: annotations.read,
+    })),
+    ({ task_id, timeout_seconds, inline_images }, extra) =>
+      run(async () => {
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(), (timeout_seconds ?? 30) * 1000);
+        const onAbort = () => controller.abort();
+        extra.signal.addEventListener('abort', onAbort, { once: true });
+        const progressToken = extra._meta?.progressToken;
+        let contentId: string | undefined;
+        try {
+          for await (const view of services.results.watchTask(actor, task_id, controller.signal)) {
+            contentId = view.contentId;
+            if (progressToken !== undefined) {
+              await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: view.progress, total: 1, message: view.status },
+              });
+            }
+            if (view.status === 'finished') break;
+          }
+        } finally {
+          clearTimeout(timer);
+          extra.signal.removeEventListener('abort', onAbort);
+        }
+        const id = contentId ?? (await services.results.getTask(actor, task_id)).contentId;
+        const content = await services.results.getContent(actor, id);
+        return generationResult(content, context, inline_images);
+      }),
+  );
+};

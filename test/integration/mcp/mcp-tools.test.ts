@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+// The tools are one file each with their annotations taken from one set of presets; what a
+// client sees must not depend on how they are split. This pins the list, its order and every
+// tool's hints as tools/list shows them.
+
+const read = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+const readFresh = { readOnlyHint: true, destructiveHint: false, idempotentHint: false };
+const submit = { readOnlyHint: false, destructiveHint: false, idempotentHint: true };
+const destroy = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
+
+const expected: [string, typeof read][] = [
+  ['get_account', read],
+  ['list_models', read],
+  ['list_elements', read],
+  ['estimate_cost', read],
+  ['generate_image', submit],
+  ['get_generation', read],
+  ['wait_for_generation', read],
+  ['get_download_urls', readFresh],
+  ['list_generations', read],
+  ['cancel_generation', destroy],
+  ['list_voice_models', read],
+  ['list_avatars', read],
+  ['generate_video', submit],
+  ['generate_speech', submit],
+  ['generate_avatar_video', submit],
+];
+
+describeEachBackend('MCP tools as tools/list shows them', (backend) => {
+  let t: TestApp;
+  withTestApp(backend, {}, (started) => {
+    ({ t } = started);
+  });
+
+  it('every tool, in order, with its title, schemas and annotations', async () => {
+    const { account } = await seedAccount(t.app);
+    const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(
+        tools.map((tool) => [tool.name, tool.annotations]),
+        expected.map(([name, hints]) => [name, { ...hints, openWorldHint: false }]),
+      );
+      for (const tool of tools) {
+        assert.ok(tool.title && tool.description, tool.name);
+        assert.equal(tool.inputSchema.type, 'object', tool.name);
+        assert.equal(tool.outputSchema?.type, 'object', tool.name);
+      }
+      for (const tool of tools.filter((t) => t.name.startsWith('generate_')))
+        assert.ok(tool.inputSchema.required?.includes('idempotency_key'), tool.name);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('MCP tool files', () => {
+  const dir = new URL('../../../src/edge/mcp/tools/', import.meta.url).pathname;
+  const files = readdirSync(dir).filter((name) => name.endsWith('.ts'));
+
+  it('each tool file stays under 200 lines', () => {
+    const long = files
+      .map((name) => [name, readFileSync(path.join(dir, name), 'utf8').split('\n').length] as const)
+      .filter(([, lines]) => lines > 200);
+    assert.deepEqual(long, []);
+  });
+
+  it('annotations are spelled out in tool.ts only; tools use its presets', () => {
+    const spelled = files.filter(
+      (name) => name !== 'tool.ts' && /Hint\s*:/.test(readFileSync(path.join(dir, name), 'utf8')),
+    );
+    assert.deepEqual(spelled, []);
+  });
+});
