@@ -3,29 +3,31 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLSchema, parse, specifiedRules, validate } from 'graphql';
-import { CloseCode, type Context } from 'graphql-ws';
+import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
-import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
+import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import type { GraphqlContext } from '../graphql/context.ts';
-import {
-  appErrorExtensions,
-  logRefusal,
-  toGraphqlError,
-  withoutSuggestions,
-} from '../graphql/error-formatter.ts';
+import { appErrorExtensions, logRefusal, toGraphqlError } from '../graphql/error-formatter.ts';
 import { checkSource, limitRules } from '../graphql/limits.ts';
 import { submissionsIn } from '../graphql/submissions.ts';
 import type { RateLimitRefusal } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
+import { operationErrors, rateLimited, unexpectedError } from './operation-errors.ts';
 
 /** RFC 6455 §7.4.1: the server is going down; graphql-ws names only its own 44xx codes. */
 const goingAway = 1001;
+
+/** What graphql-ws hands every hook of one connection. */
+type ConnectContext = Context<
+  { idpToken?: unknown } | undefined,
+  { socket: import('ws').WebSocket; request: IncomingMessage }
+>;
 
 export interface WebSocketLimits {
   /** Concurrent operations on one connection. */
@@ -104,6 +106,114 @@ export function attachGraphqlWebSocket(options: {
     perAccount.set(owner.accountId, (perAccount.get(owner.accountId) ?? 1) - 1);
   };
 
+  /** connection_init: the credential of the handshake or of the payload, checked once. */
+  async function connect(ctx: ConnectContext, connectionId: string): Promise<boolean> {
+    const idpToken = ctx.connectionParams?.idpToken;
+    if (
+      idpToken !== undefined &&
+      (typeof idpToken !== 'string' || isWellFormedApiKey(idpToken) || idpToken.startsWith('svc_'))
+    ) {
+      return false; // An API key does not belong in idpToken (spec §5.3).
+    }
+    const credentials = {
+      authorization: ctx.extra.request.headers.authorization,
+      idpToken: idpToken as string | undefined,
+    };
+    const auth = await authenticate(credentials, `ws:${connectionId}`);
+    if (auth.kind === 'refused' && auth.error.retryable) {
+      // 100102: the credential may well be good; 4403 would tell the client otherwise.
+      // 4500 is graphql-ws's "server error", which its clients may retry.
+      ctx.extra.socket.close(
+        CloseCode.InternalServerError,
+        `${auth.error.code}: ${auth.error.message}`,
+      );
+      return false;
+    }
+    if (auth.kind === 'refused') return false;
+    const connection: Connection = {
+      id: connectionId,
+      credentials,
+      accountId: auth.kind === 'actor' ? auth.actor.accountId : null,
+      operations: new Set(),
+    };
+    connections.set(ctx, connection);
+    watchConnection(ctx, connection);
+    return true;
+  }
+
+  /** One operation, refused here (as its own error) or let through to execution. */
+  async function subscribe(
+    ctx: ConnectContext,
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<GraphQLError[] | undefined> {
+    const connection = connections.get(ctx);
+    if (connection === undefined) return [new GraphQLError('Not initialised.')];
+    // Reserve the place before any await, so operations sent together cannot all squeeze in.
+    if (connection.operations.size >= limits.perConnection) {
+      return [rateLimited(`At most ${limits.perConnection} operations per connection.`)];
+    }
+    connection.operations.add(id);
+    // The request id of the operation's context, so the log line and the error agree.
+    const requestId = operationId(ctx, id);
+    const refuse = (errors: GraphQLError[]) => {
+      connection.operations.delete(id);
+      return errors;
+    };
+    const tooLarge = checkSource(payload.query, options.queryLimits);
+    if (tooLarge !== null) {
+      return refuse([
+        new GraphQLError(tooLarge.message, { extensions: appErrorExtensions(tooLarge, requestId) }),
+      ]);
+    }
+    // graphql-ws parses after this hook and, on a syntax error, closes the whole socket
+    // (4500): a document that does not parse is refused here, as that operation's error.
+    try {
+      parse(payload.query, { noLocation: true });
+    } catch (error) {
+      if (error instanceof GraphQLError) return refuse([error]);
+      throw error;
+    }
+    const badText = findTextProblem(payload.variables ?? null, '');
+    if (badText !== null) {
+      const error = invalidInput([badText]);
+      return refuse([
+        new GraphQLError(error.message, { extensions: appErrorExtensions(error, requestId) }),
+      ]);
+    }
+    const auth = await authenticate(connection.credentials, requestId);
+    if (auth.kind === 'refused') {
+      return refuse([
+        new GraphQLError(auth.error.message, {
+          extensions: appErrorExtensions(auth.error, requestId),
+        }),
+      ]);
+    }
+    // Every operation counts against the caller's window like an HTTP request (one per
+    // generation it submits; a subscription once, when it starts). A refusal ends only this
+    // operation: the socket stays open for the next one.
+    const caller =
+      auth.kind === 'actor'
+        ? auth.actor.accountId
+        : `ip:${clientAddressKey(clientAddress(ctx.extra.request))}`;
+    const hits = Math.max(1, submissionsIn(payload.query, payload.operationName));
+    const limited = await options.countOperations?.(caller, hits);
+    if (limited != null) return refuse([rateLimited(limited.message, limited.retryAfterSeconds)]);
+    if (auth.kind === 'actor' && /^\s*subscription\b/.test(payload.query)) {
+      const count = perAccount.get(auth.actor.accountId) ?? 0;
+      if (count >= limits.perAccount)
+        return refuse([rateLimited(`At most ${limits.perAccount} subscriptions per account.`)]);
+      perAccount.set(auth.actor.accountId, count + 1);
+      active.set(`${connection.id}:${id}`, { accountId: auth.actor.accountId });
+    }
+    operationAuth.set(`${connection.id}:${id}`, auth);
+    return undefined;
+  }
+
+  /** The request id of one operation: its connection's and its own, as the log shows it. */
+  const operationId = (ctx: ConnectContext, id: string) =>
+    `ws:${connections.get(ctx)?.id ?? '?'}:${id}`;
+
   const server = useServer<{ idpToken?: unknown } | undefined, { connection?: Connection }>(
     {
       schema: options.schema,
@@ -111,108 +221,31 @@ export function attachGraphqlWebSocket(options: {
       validate: (schema, document) =>
         validate(schema, document, [...specifiedRules, ...limitRules(options.queryLimits)]),
       onConnect: async (ctx) => {
-        const idpToken = ctx.connectionParams?.idpToken;
-        if (
-          idpToken !== undefined &&
-          (typeof idpToken !== 'string' ||
-            isWellFormedApiKey(idpToken) ||
-            idpToken.startsWith('svc_'))
-        ) {
-          return false; // An API key does not belong in idpToken (spec §5.3).
-        }
-        const credentials = {
-          authorization: ctx.extra.request.headers.authorization,
-          idpToken: idpToken as string | undefined,
-        };
         const connectionId = randomUUID();
-        const auth = await authenticate(credentials, `ws:${connectionId}`);
-        if (auth.kind === 'refused' && auth.error.retryable) {
-          // 100102: the credential may well be good; 4403 would tell the client otherwise.
-          // 4500 is graphql-ws's "server error", which its clients may retry.
-          ctx.extra.socket.close(
-            CloseCode.InternalServerError,
-            `${auth.error.code}: ${auth.error.message}`,
-          );
+        try {
+          return await connect(ctx, connectionId);
+        } catch (error) {
+          const failure = unexpectedError(error, `ws:${connectionId}`, log);
+          ctx.extra.socket.close(CloseCode.InternalServerError, `${failure.code}: Internal error`);
           return false;
         }
-        if (auth.kind === 'refused') return false;
-        const connection: Connection = {
-          id: connectionId,
-          credentials,
-          accountId: auth.kind === 'actor' ? auth.actor.accountId : null,
-          operations: new Set(),
-        };
-        connections.set(ctx, connection);
-        watchConnection(ctx, connection);
-        return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        const connection = connections.get(ctx);
-        if (connection === undefined) return [new GraphQLError('Not initialised.')];
-        // Reserve the place before any await, so operations sent together cannot all squeeze in.
-        if (connection.operations.size >= limits.perConnection) {
-          return [rateLimited(`At most ${limits.perConnection} operations per connection.`)];
-        }
-        connection.operations.add(id);
-        const refuse = (errors: GraphQLError[]) => {
-          connection.operations.delete(id);
-          return errors;
-        };
-        const tooLarge = checkSource(payload.query, options.queryLimits);
-        if (tooLarge !== null) {
-          return refuse([
-            new GraphQLError(tooLarge.message, { extensions: appErrorExtensions(tooLarge, id) }),
-          ]);
-        }
-        // graphql-ws parses after this hook and, on a syntax error, closes the whole socket
-        // (4500): a document that does not parse is refused here, as that operation's error.
         try {
-          parse(payload.query, { noLocation: true });
+          return await subscribe(ctx, id, payload);
         } catch (error) {
-          if (error instanceof GraphQLError) return refuse([error]);
-          throw error;
+          const connection = connections.get(ctx);
+          connection?.operations.delete(id);
+          release(`${connection?.id}:${id}`);
+          operationAuth.delete(`${connection?.id}:${id}`);
+          const failure = unexpectedError(error, operationId(ctx, id), log);
+          return [new GraphQLError(failure.message, { originalError: failure })];
         }
-        const badText = findTextProblem(payload.variables ?? null, '');
-        if (badText !== null) {
-          const error = invalidInput([badText]);
-          return refuse([
-            new GraphQLError(error.message, { extensions: appErrorExtensions(error, id) }),
-          ]);
-        }
-        // The request id of the operation's context, so the log line and the error agree.
-        const requestId = `ws:${connection.id}:${id}`;
-        const auth = await authenticate(connection.credentials, requestId);
-        if (auth.kind === 'refused') {
-          return refuse([
-            new GraphQLError(auth.error.message, {
-              extensions: appErrorExtensions(auth.error, requestId),
-            }),
-          ]);
-        }
-        // Every operation counts against the caller's window like an HTTP request (one per
-        // generation it submits; a subscription once, when it starts). A refusal ends only this
-        // operation: the socket stays open for the next one.
-        const caller =
-          auth.kind === 'actor'
-            ? auth.actor.accountId
-            : `ip:${clientAddressKey(clientAddress(ctx.extra.request))}`;
-        const hits = Math.max(1, submissionsIn(payload.query, payload.operationName));
-        const limited = await options.countOperations?.(caller, hits);
-        if (limited != null)
-          return refuse([rateLimited(limited.message, limited.retryAfterSeconds)]);
-        if (auth.kind === 'actor' && /^\s*subscription\b/.test(payload.query)) {
-          const count = perAccount.get(auth.actor.accountId) ?? 0;
-          if (count >= limits.perAccount)
-            return refuse([rateLimited(`At most ${limits.perAccount} subscriptions per account.`)]);
-          perAccount.set(auth.actor.accountId, count + 1);
-          active.set(`${connection.id}:${id}`, { accountId: auth.actor.accountId });
-        }
-        operationAuth.set(`${connection.id}:${id}`, auth);
       },
       context: (ctx, id): GraphqlContext => {
         const connection = connections.get(ctx)!;
         const auth = operationAuth.get(`${connection.id}:${id}`) ?? { kind: 'anonymous' };
-        const requestId = `ws:${connection.id}:${id}`;
+        const requestId = operationId(ctx, id);
         return { auth, requestId, services, log: log.child({ reqId: requestId }) };
       },
       // Debug lines that mark when an operation passed every check and when it ended: what an
@@ -235,8 +268,7 @@ export function attachGraphqlWebSocket(options: {
         }
         if (result.errors === undefined) return;
         // The same error codes as over HTTP.
-        const connection = connections.get(ctx);
-        const requestId = `ws:${connection?.id ?? '?'}:${id}`;
+        const requestId = operationId(ctx, id);
         return {
           ...result,
           errors: result.errors.map((error) => toGraphqlError(error, requestId, log, wording)),
@@ -258,34 +290,14 @@ export function attachGraphqlWebSocket(options: {
         );
       },
       // Errors before execution (parse, validation, limits): 120001 unless they carry a code.
-      onError: (_ctx, id, _payload, errors) =>
-        errors.map((error) => {
-          const original = error.originalError;
-          const coded = original instanceof AppError ? appErrorExtensions(original, id) : {};
-          return {
-            message: wording.suggestions ? error.message : withoutSuggestions(error.message),
-            ...(error.path ? { path: error.path } : {}),
-            extensions: {
-              code: ErrorCode.InvalidInput,
-              retryable: false,
-              requestId: id,
-              ...error.extensions,
-              ...coded,
-            },
-          };
-        }),
+      onError: (ctx, id, _payload, errors) =>
+        operationErrors(errors, operationId(ctx, id), wording),
     },
     wss,
   );
   const operationAuth = new Map<string, AuthResult>();
 
-  function watchConnection(
-    ctx: Context<
-      { idpToken?: unknown } | undefined,
-      { socket: import('ws').WebSocket; request: IncomingMessage }
-    >,
-    connection: Connection,
-  ) {
+  function watchConnection(ctx: ConnectContext, connection: Connection) {
     const socket = ctx.extra.socket;
     const timer = setInterval(() => {
       authenticate(connection.credentials, `ws:${connection.id}`).then(
@@ -321,14 +333,4 @@ export function attachGraphqlWebSocket(options: {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
-}
-
-function rateLimited(message: string, retryAfterSeconds?: number): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: {
-      code: ErrorCode.RateLimited,
-      retryable: true,
-      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
-    },
-  });
 }
