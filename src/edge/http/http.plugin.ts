@@ -46,10 +46,10 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
       if (typeof error.error?.code === 'string')
         return reply.code(status).send({ error: error.error });
       if (Array.isArray(error.errors)) return reply.code(status).send({ errors: error.errors });
+      // Fastify's own refusals (a body that does not parse, too large, of an unknown type) keep
+      // the status RFC 9110 names for them (400, 413, 415) in the catalogue's shape.
       const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
-      return reply
-        .code(status)
-        .send({ error: { code, message: error.message, requestId: request.id } });
+      return sendAppError(request, reply, new AppError(code, error.message), status);
     },
   );
 

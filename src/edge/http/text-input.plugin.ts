@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ErrorCode } from '../../shared/errors.ts';
+import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
+import { sendAppError } from './error-reply.ts';
 
 /** Routes that check text themselves, in their own protocol's shape. */
 const ownCheck = new Set(['/graphql', '/mcp']);
@@ -21,21 +22,13 @@ async function textInputPlugin(app: FastifyInstance) {
       findTextProblem(request.query, '') ??
       findTextProblem(request.body, '');
     if (problem === null) return;
-    reply.code(400).header('cache-control', 'no-store');
+    reply.header('cache-control', 'no-store');
     if (route.startsWith('/oauth/'))
-      return reply.send({
+      return reply.code(400).send({
         error: 'invalid_request',
         error_description: `${problem.field} ${problem.message}.`,
       });
-    return reply.send({
-      error: {
-        code: ErrorCode.InvalidInput,
-        message: `${problem.field}: ${problem.message}`,
-        field: problem.field,
-        problems: [problem],
-        requestId: request.id,
-      },
-    });
+    return sendAppError(request, reply, invalidInput([problem]));
   });
 }
 

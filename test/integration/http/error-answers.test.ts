@@ -16,10 +16,15 @@ interface ErrorBody {
   error?: { code?: string; message?: unknown; retryable?: unknown; requestId?: unknown };
 }
 
-async function assertCatalogueAnswer(res: Response, code: ErrorCode, what: string) {
+async function assertCatalogueAnswer(
+  res: Response,
+  code: ErrorCode,
+  what: string,
+  status = httpStatusOf[code],
+) {
   const body = (await res.json()) as ErrorBody;
   assert.equal(body.error?.code, code, what);
-  assert.equal(res.status, httpStatusOf[code], what);
+  assert.equal(res.status, status, what);
   assert.equal(typeof body.error?.message, 'string', what);
   assert.equal(body.error?.retryable, new AppError(code, '').retryable, what);
   assert.equal(body.error?.requestId, res.headers.get('x-request-id'), what);
@@ -54,8 +59,23 @@ describeEachBackend('HTTP routes answer errors from one table', (backend) => {
         '100101',
       ],
       ['metrics without the token', fetch(`${t.url}/metrics`), '100101'],
+      ['NUL in a query string', fetch(`${t.url}/media/med_x?exp=1&sig=a%00b`), '120001'],
+      [
+        'sign-in body that is not JSON',
+        fetch(`${t.url}/idp/sign-in`, { method: 'POST', headers: json, body: '{"email":' }),
+        '120001',
+      ],
     ];
     for (const [what, res, code] of cases) await assertCatalogueAnswer(await res, code, what);
+  });
+
+  it("Fastify's own refusals keep RFC 9110's status in the same shape", async () => {
+    const res = await fetch(`${t.url}/idp/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/x-unknown' },
+      body: 'email=a',
+    });
+    await assertCatalogueAnswer(res, '120001', 'unsupported media type', 415);
   });
 
   it('a download that breaks on the server is 190000 with the request id, logged once', async () => {
