@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type FormattedExecutionResult, GraphQLError } from 'graphql';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { httpStatusOf } from '../http/error-status.ts';
 import {
   errorBody,
   flattenErrors,
@@ -57,7 +58,7 @@ export function answerErrors(
   }
   // Something broke before execution (a hook, a store): a server error, never the caller's.
   const statusCode = formatted.some(isInternal)
-    ? 500
+    ? httpStatusOf[ErrorCode.Internal]
     : errors.some(isHttpRequestError)
       ? 400
       : requestErrorStatus(mediaType);
