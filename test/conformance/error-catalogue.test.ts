@@ -25,4 +25,25 @@ describe('the error catalogue is named, never restated', () => {
       );
     assert.deepEqual(found, [], 'use ErrorCode.<Name> from src/shared/errors.ts');
   });
+
+  it('no HTTP route outside a protocol of its own writes an error status by hand', () => {
+    // These answer in another protocol's vocabulary, with the statuses it names: RFC 6749 and
+    // 6750 (OAuth, /auth/session), the MCP transport, GraphQL over HTTP. Every other route
+    // answers an AppError with httpStatusOf (src/edge/http/error-status.ts) via sendAppError.
+    const ownProtocol = new Set([
+      'edge/oauth/oauth.routes.ts',
+      'edge/mcp/mcp.route.ts',
+      'edge/graphql/graphql.plugin.ts',
+      'edge/http/text-input.plugin.ts',
+    ]);
+    const found = sourceFiles(path.join(srcDir, 'edge'))
+      .map((file) => path.relative(srcDir, file))
+      .filter((file) => !ownProtocol.has(file))
+      .flatMap((file) =>
+        [
+          ...readFileSync(path.join(srcDir, file), 'utf8').matchAll(/\.code\(\s*([45]\d\d)\s*\)/g),
+        ].map((m) => `${file}: ${m[0]}`),
+      );
+    assert.deepEqual(found, [], 'answer with sendAppError / httpStatusOf');
+  });
 });
