@@ -40,3 +40,23 @@ export async function connectMcpClient(t: TestApp, token: string): Promise<Clien
   );
   return client;
 }
+
+/**
+ * One raw JSON-RPC request to `baseUrl/mcp` (default `tools/list`), with `headers` such as the
+ * bearer token: for the answers a client library would hide (status codes, challenges).
+ */
+export function postMcp(
+  baseUrl: string,
+  headers: Record<string, string>,
+  method = 'tools/list',
+): Promise<Response> {
+  return fetch(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method }),
+  });
+}

@@ -5,6 +5,7 @@ import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import { postMcp } from '../../helpers/mcp.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -193,15 +194,9 @@ function whileDown(setup: {
   });
 
   it('an MCP bearer token: 503 temporarily_unavailable, 100102, no internals', async () => {
-    const res = await fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${credentials.mcpToken}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'x-request-id': 'down-mcp',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    const res = await postMcp(t.url, {
+      authorization: `Bearer ${credentials.mcpToken}`,
+      'x-request-id': 'down-mcp',
     });
     const text = await res.text();
     assert.equal(res.status, 503, text);

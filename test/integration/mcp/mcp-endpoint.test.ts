@@ -9,7 +9,7 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
-import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
+import { connectMcpClient, mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const clientId = 'atelier-local-tools';
@@ -43,16 +43,7 @@ describeEachBackend(
       return { ...seeded, token: await mcpAccessToken(t, seeded.account.id) };
     };
     const mcpClient = (token: string) => connectMcpClient(t, token);
-    const post = (headers: Record<string, string>) =>
-      fetch(`${t.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+    const post = (headers: Record<string, string>) => postMcp(t.url, headers);
     const expectedChallenge = () =>
       `Bearer resource_metadata="${t.url}/.well-known/oauth-protected-resource/mcp", scope="mcp:access"`;
 

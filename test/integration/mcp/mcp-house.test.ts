@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { graphql } from '../../helpers/graphql.ts';
-import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
+import { connectMcpClient, mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 describeEachBackend('/mcp: what the server tells agents, and whose tokens it takes', (backend) => {
@@ -43,16 +43,7 @@ describeEachBackend('/mcp: what the server tells agents, and whose tokens it tak
   });
 
   it('a token of a suspended or deleted account is refused with the words every edge uses', async () => {
-    const post = (token: string) =>
-      fetch(`${t.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+    const post = (token: string) => postMcp(t.url, { authorization: `Bearer ${token}` });
     for (const [status, code] of [
       ['suspended', '100101'],
       ['deleted', '110206'],

@@ -4,7 +4,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { mcpAccessToken } from '../../helpers/mcp.ts';
+import { mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -37,15 +37,7 @@ describeEachBackend('the authorization server keeps time on the clock port', (ba
   it('with the clock ahead, a fresh code is exchanged and its token opens /mcp', async () => {
     const { account } = await seedAccount(t.app);
     const token = await mcpAccessToken(t, account.id);
-    const res = await fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const res = await postMcp(t.url, { authorization: `Bearer ${token}` });
     assert.equal(res.status, 200);
   });
 

@@ -5,6 +5,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
+import { postMcp } from '../../helpers/mcp.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -26,16 +27,7 @@ const otherClient = {
 
 /** What a `/mcp` request with this bearer token is answered: 200, or 401 when refused. */
 async function mcpStatus(base: string, token: string): Promise<number> {
-  const response = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-  });
+  const response = await postMcp(base, { authorization: `Bearer ${token}` }, 'ping');
   await response.body?.cancel();
   return response.status;
 }

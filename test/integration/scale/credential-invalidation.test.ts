@@ -11,6 +11,7 @@ import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase, createTestDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import { postMcp } from '../../helpers/mcp.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -126,15 +127,7 @@ describe('credential changes reach every API process [postgres: two api processe
       pkce,
     );
     const listTools = (api: RunningServer) =>
-      fetch(`${api.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+      postMcp(api.url, { authorization: `Bearer ${token}` });
     for (const api of [api1, api2]) assert.equal((await listTools(api)).status, 200, api.url);
 
     const revoked = await graphql(api1.url, {
