@@ -5,14 +5,7 @@ import { type Database, openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 import { startTestApp, type TestApp, TestClock } from '../../helpers/app.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import { postMcp } from '../../helpers/mcp.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  exchangeWithOauth4webapi,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
 import { PrivatePostgres, withoutPrivatePostgres } from '../../helpers/private-postgres.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { wsClient } from '../../helpers/ws.ts';
@@ -54,22 +47,7 @@ async function credentialsOf(t: TestApp, clock: TestClock): Promise<Credentials>
     body: JSON.stringify({ email, password }),
   });
   const { idToken } = (await signIn.json()) as { idToken: string };
-  const pkce = await newPkce();
-  const clientId = 'atelier-local-tools';
-  const redirectUri = 'http://localhost:45999/oauth/callback';
-  const callback = await authorizeInBrowser(
-    new TestBrowser(t.url),
-    t.url,
-    authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-    { email, password },
-  );
-  const { access_token: mcpToken } = await exchangeWithOauth4webapi(
-    t.url,
-    clientId,
-    redirectUri,
-    callback,
-    pkce,
-  );
+  const mcpToken = await mcpAccessToken(t, seeded.account.id);
   return { apiKey: seeded.apiKey, expiredKey: expiring.secret, idToken, mcpToken };
 }
 
