@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.ts';
+import { isLoopbackHostname } from '../../shared/loopback.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../../shared/secrets.ts';
 import type { Db } from '../../store/database.ts';
 import {
@@ -255,11 +256,7 @@ function describeRedirect(uri: string): { kind: 'web' | 'loopback' | 'app'; host
   const url = new URL(uri);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return { kind: 'app', host: url.protocol };
-  const loopback =
-    url.hostname === 'localhost' ||
-    url.hostname === '[::1]' ||
-    /^127(\.\d{1,3}){3}$/.test(url.hostname);
-  return { kind: loopback ? 'loopback' : 'web', host: url.host };
+  return { kind: isLoopbackHostname(url.hostname) ? 'loopback' : 'web', host: url.host };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
+import { isLoopbackHostname } from '../../shared/loopback.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
 import {
   fetchMetadataDocument,
@@ -184,7 +185,7 @@ function redirectUriProblem(uri: string): string | null {
   if (url.username !== '' || url.password !== '') return 'with credentials';
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:') {
-    return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+    return isLoopbackHostname(url.hostname)
       ? null
       : 'over plain http to a host other than this computer';
   }
