@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FinishCode } from '../../src/domain/finish-code.ts';
+import type { Database } from '../../src/store/database.ts';
 import { errorCodes, type GraphqlResponse, graphql } from './graphql.ts';
 
 export interface TaskState {
@@ -103,4 +104,14 @@ export function fakeModel(
     },
     pricing: { unit: 'image', credits: 3, category: null },
   };
+}
+
+/** How many contents (generations submitted) an account has, straight from the database. */
+export async function countContents(database: Database, accountId: string): Promise<number> {
+  const rows = await database.db
+    .selectFrom('contents')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .execute();
+  return rows.length;
 }

@@ -6,6 +6,7 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import {
   balances,
+  countContents,
   generateImage,
   submitImage,
   submitOk,
@@ -34,14 +35,7 @@ describeEachBackend('generation submissions: charged once, validated, isolated',
     await database.close();
   });
 
-  const contentCount = async (accountId: string) =>
-    (
-      await database.db
-        .selectFrom('contents')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .execute()
-    ).length;
+  const contentCount = (accountId: string) => countContents(database, accountId);
 
   it('the same idempotencyKey and input return the first submission, charged once', async () => {
     const { account, apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });

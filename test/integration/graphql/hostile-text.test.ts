@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { testModels } from '../../helpers/generation.ts';
+import { countContents, testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -43,14 +43,7 @@ describeEachBackend('hostile text is 120001 naming the field, on every edge', (b
     prompt: 'a kite',
     ...extra,
   });
-  const contents = async (accountId: string) =>
-    (
-      await database.db
-        .selectFrom('contents')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .execute()
-    ).length;
+  const contents = (accountId: string) => countContents(database, accountId);
 
   const graphqlRefusal = async (
     apiKey: string,

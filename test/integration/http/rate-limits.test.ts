@@ -6,7 +6,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { generateImage, testModels } from '../../helpers/generation.ts';
+import { countContents, generateImage, testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { freePort } from '../../helpers/net.ts';
 import {
@@ -81,12 +81,7 @@ describeEachBackend('rate limits on one node', (backend) => {
       .where('account_id', '=', a.account.id)
       .executeTakeFirstOrThrow();
     assert.equal(balance.amount, 10);
-    const contents = await database.db
-      .selectFrom('contents')
-      .select('id')
-      .where('account_id', '=', a.account.id)
-      .execute();
-    assert.deepEqual(contents, []);
+    assert.equal(await countContents(database, a.account.id), 0);
   });
 
   it('/graphql counts anonymous callers per IP, apart from accounts', async () => {

@@ -7,7 +7,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { testModels } from '../../helpers/generation.ts';
+import { countContents, testModels } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { connectMcpClient, mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -424,12 +424,7 @@ describeEachBackend(
         assert.equal(body.id, null);
         assert.equal(body.error.code, -32600);
       }
-      const contents = await database.db
-        .selectFrom('contents')
-        .select('id')
-        .where('account_id', '=', account.id)
-        .execute();
-      assert.deepEqual(contents, [], 'no generation was submitted');
+      assert.equal(await countContents(database, account.id), 0, 'no generation was submitted');
     });
 
     it('GET and DELETE are 405 for this stateless server; an unsupported protocol version is 400', async () => {
