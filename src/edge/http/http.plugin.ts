@@ -27,31 +27,25 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
       reply.header('strict-transport-security', `max-age=${hstsMaxAgeSeconds}; includeSubDomains`);
   });
 
-  app.setErrorHandler(
-    (error: FastifyError & { error?: { code?: unknown }; errors?: unknown }, request, reply) => {
-      // A domain error a route let through (a credential check with the database away, …):
-      // its catalogue status and body; the cause, if any, to the log only.
-      if (error instanceof AppError) {
-        if (error.cause !== undefined)
-          request.log.warn({ err: error.cause, code: error.code }, 'request refused');
-        if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
-        return sendAppError(request, reply, error);
-      }
-      const status = error.statusCode ?? 500;
-      if (status >= 500) {
-        request.log.error({ err: error }, 'unhandled error');
-        return sendAppError(request, reply, new AppError(ErrorCode.Internal, 'Internal error'));
-      }
-      // A body already in our shape (the rate limiter's): send it as it is.
-      if (typeof error.error?.code === 'string')
-        return reply.code(status).send({ error: error.error });
-      if (Array.isArray(error.errors)) return reply.code(status).send({ errors: error.errors });
-      // Fastify's own refusals (a body that does not parse, too large, of an unknown type) keep
-      // the status RFC 9110 names for them (400, 413, 415) in the catalogue's shape.
-      const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
-      return sendAppError(request, reply, new AppError(code, error.message), status);
-    },
-  );
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A domain error a route let through (a credential check with the database away, …):
+    // its catalogue status and body; the cause, if any, to the log only.
+    if (error instanceof AppError) {
+      if (error.cause !== undefined)
+        request.log.warn({ err: error.cause, code: error.code }, 'request refused');
+      if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
+      return sendAppError(request, reply, error);
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      return sendAppError(request, reply, new AppError(ErrorCode.Internal, 'Internal error'));
+    }
+    // Fastify's own refusals (a body that does not parse, too large, of an unknown type) keep
+    // the status RFC 9110 names for them (400, 413, 415) in the catalogue's shape.
+    const code = status === 429 ? ErrorCode.RateLimited : ErrorCode.InvalidInput;
+    return sendAppError(request, reply, new AppError(code, error.message), status);
+  });
 
   // Fastify's own 404 logs and answers "Route GET:<url> not found" with the query string, which
   // on a signed path is a credential (a preflight to an upload URL, a typo in a media URL).
