@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, promisify } from 'node:util';
 import sharp from 'sharp';
-import type { ImageSettings } from '../../src/domain/image-settings.ts';
+import type { ImageSettings } from '../../src/domain/kinds/image.kind.ts';
 import { Ffmpeg } from '../../src/engines/media/ffmpeg.ts';
 import { proceduralImageEngine } from '../../src/engines/procedural-image/procedural-image.engine.ts';
 import { encodeWav } from '../../src/engines/speech/audio.ts';

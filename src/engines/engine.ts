@@ -1,10 +1,7 @@
-import type { AvatarSettings } from '../domain/avatar-settings.ts';
-import type { ElementPicture } from '../domain/element.ts';
 import { FinishCode } from '../domain/finish-code.ts';
-import type { ImageSettings } from '../domain/image-settings.ts';
+import type { InputsOf, SettingsOf } from '../domain/kinds/kinds.ts';
 import type { MediaKind } from '../domain/media.ts';
-import type { SpeechSettings } from '../domain/speech-settings.ts';
-import type { VideoSettings } from '../domain/video-settings.ts';
+import type { GenerationKind } from '../domain/model.ts';
 
 interface RequestBase {
   readonly taskId: string;
@@ -14,36 +11,15 @@ interface RequestBase {
 
 /**
  * What an engine is asked to make: the validated settings of one kind, with the bytes of the
- * media and elements they name already loaded. Remote inference adapters take the same.
+ * media and elements they name already loaded (the kind module says which). Remote inference
+ * adapters take the same.
  */
-export type EngineRequest =
-  | (RequestBase & {
-      readonly kind: 'image';
-      readonly settings: ImageSettings;
-      readonly elements: readonly ElementPicture[];
-    })
-  | (RequestBase & {
-      readonly kind: 'video';
-      readonly settings: VideoSettings;
-      readonly elements: readonly ElementPicture[];
-      /** The still to animate in `image` mode. */
-      readonly image: Buffer | null;
-    })
-  | (RequestBase & {
-      readonly kind: 'speech';
-      readonly settings: SpeechSettings;
-      /** The eSpeak NG voice behind `settings.voiceModelId`. */
-      readonly voice: string;
-    })
-  | (RequestBase & {
-      readonly kind: 'avatar';
-      readonly settings: AvatarSettings;
-      readonly portrait: Buffer;
-      /** The eSpeak NG voice that speaks `settings.script`; null with an uploaded audio. */
-      readonly voice: string | null;
-      /** The uploaded audio; null with a script. */
-      readonly audio: Buffer | null;
-    });
+export type EngineRequest = {
+  [K in GenerationKind]: RequestBase & {
+    readonly kind: K;
+    readonly settings: SettingsOf<K>;
+  } & InputsOf<K>;
+}[GenerationKind];
 
 /** One produced file. */
 export interface EngineOutput {

@@ -1,10 +1,8 @@
-import type { AvatarSettings } from '../domain/avatar-settings.ts';
 import type { ElementPicture } from '../domain/element.ts';
 import { FinishCode } from '../domain/finish-code.ts';
-import type { ImageSettings } from '../domain/image-settings.ts';
+import type { InputLoader } from '../domain/kinds/kind.ts';
+import { kindModule } from '../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../domain/model.ts';
-import type { SpeechSettings } from '../domain/speech-settings.ts';
-import type { VideoSettings } from '../domain/video-settings.ts';
 import type { EngineFailure, EngineRequest } from '../engines/engine.ts';
 
 /**
@@ -41,6 +39,20 @@ function present<T>(value: T | undefined, what: string): T {
   return value;
 }
 
+/** The loader a kind module uses for one task: every input gone names itself and its field. */
+function loaderFor(accountId: string, inputs: EngineInputs): InputLoader {
+  return {
+    elementPictures: async (ids, field) =>
+      present(await inputs.elementPictures(ids), `An element in ${field} (${ids.join(', ')})`),
+    mediaBytes: async (id, field) =>
+      present(await inputs.mediaBytes(id), `The media ${id} (${field})`),
+    engineVoice: async (id, field) =>
+      present(await inputs.engineVoice(id), `The voice ${id} (${field})`),
+    avatarPortrait: async (id) =>
+      present(await inputs.avatarPortrait(accountId, id), `The portrait of avatar ${id}`),
+  };
+}
+
 /** The engine request for a stored content input: settings as validated at submission. */
 export async function engineRequest(
   task: { readonly taskId: string; readonly accountId: string; readonly kind: GenerationKind },
@@ -49,7 +61,15 @@ export async function engineRequest(
   inputs: EngineInputs,
 ): Promise<EngineRequestOutcome> {
   try {
-    return { ok: true, request: await load(task, input, options, inputs) };
+    const loaded = await kindModule(task.kind).load(input, loaderFor(task.accountId, inputs));
+    const request = {
+      taskId: task.taskId,
+      kind: task.kind,
+      options,
+      settings: input,
+      ...(loaded as object),
+    };
+    return { ok: true, request: request as EngineRequest };
   } catch (error) {
     if (!(error instanceof Gone)) throw error;
     return {
@@ -57,56 +77,5 @@ export async function engineRequest(
       finishCode: FinishCode.RejectedInput,
       message: `${error.what} no longer exists or can no longer be used. Credits were refunded.`,
     };
-  }
-}
-
-async function load(
-  task: { readonly taskId: string; readonly accountId: string; readonly kind: GenerationKind },
-  input: unknown,
-  options: Readonly<Record<string, unknown>>,
-  inputs: EngineInputs,
-): Promise<EngineRequest> {
-  const { taskId } = task;
-  const elementPictures = async (ids: readonly string[]) =>
-    present(await inputs.elementPictures(ids), `An element in elementIds (${ids.join(', ')})`);
-  const media = async (id: string | null, field: string) =>
-    id === null ? null : present(await inputs.mediaBytes(id), `The media ${id} (${field})`);
-  const voice = async (id: string) =>
-    present(await inputs.engineVoice(id), `The voice ${id} (voiceModelId)`);
-  switch (task.kind) {
-    case 'image': {
-      const settings = input as ImageSettings;
-      const elements = await elementPictures(settings.elementIds);
-      return { taskId, kind: 'image', options, settings, elements };
-    }
-    case 'video': {
-      const settings = input as VideoSettings;
-      const elements = await elementPictures(settings.elementIds);
-      const image = await media(settings.imageMediaId, 'imageMediaId');
-      return { taskId, kind: 'video', options, settings, elements, image };
-    }
-    case 'speech': {
-      const settings = input as SpeechSettings;
-      return {
-        taskId,
-        kind: 'speech',
-        options,
-        settings,
-        voice: await voice(settings.voiceModelId),
-      };
-    }
-    case 'avatar': {
-      const settings = input as AvatarSettings;
-      const portrait = present(
-        await inputs.avatarPortrait(task.accountId, settings.avatarId),
-        `The portrait of avatar ${settings.avatarId}`,
-      );
-      const speaker =
-        settings.script !== null && settings.voiceModelId !== null
-          ? await voice(settings.voiceModelId)
-          : null;
-      const audio = await media(settings.audioMediaId, 'audioMediaId');
-      return { taskId, kind: 'avatar', options, settings, portrait, voice: speaker, audio };
-    }
   }
 }

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { kindNames } from '../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../domain/model.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
@@ -42,7 +43,7 @@ export interface Metrics {
   readonly contentType: string;
 }
 
-const kinds: readonly GenerationKind[] = ['image', 'video', 'speech', 'avatar'];
+const kinds: readonly GenerationKind[] = kindNames;
 const queueStatuses = ['queued', 'running'] as const;
 /** Generations take from under a second (fakes, speech) to many minutes (video). */
 const taskBuckets = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];

@@ -1,13 +1,10 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
-import { avatarSeconds, priceAvatar, validateAvatarSettings } from '../domain/avatar-settings.ts';
 import { planDebit } from '../domain/credits.ts';
 import { FinishCode } from '../domain/finish-code.ts';
-import { priceImage, validateImageSettings } from '../domain/image-settings.ts';
-import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
-import { maxSeed, type Validated } from '../domain/settings-input.ts';
-import { priceSpeech, validateSpeechSettings } from '../domain/speech-settings.ts';
-import { priceVideo, validateVideoSettings } from '../domain/video-settings.ts';
+import { commonFields, maxSeed, type Validated } from '../domain/kinds/fields.ts';
+import { kindModule } from '../domain/kinds/kinds.ts';
+import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
@@ -23,6 +20,7 @@ import { findTask, findTasksOfContents, insertTask } from '../store/task-queue.s
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
+import { referenceChecks } from './reference-checks.ts';
 import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
 
@@ -63,9 +61,7 @@ interface Prepared {
   readonly credits: number;
 }
 
-/** The voice of an avatar script when neither the request nor the avatar names one. */
-const defaultVoice = 'voc_en-us';
-const maxIdempotencyKeyLength = 200;
+const maxIdempotencyKeyLength = commonFields.idempotencyKey.maxLength;
 /** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
 const uniqueViolation = '23505';
 
@@ -124,64 +120,19 @@ export class GenerationService {
         { field: 'modelId', message: `"${modelId}" is a ${model.kind} model, not a ${kind} model` },
       ]);
     }
-    const checked = purpose === 'submit' ? actor : null;
-    switch (model.kind) {
-      case 'image': {
-        const settings = settled(validateImageSettings(model, raw, newSeed));
-        if (checked) await library.elementsFor(checked, settings.elementIds);
-        return { kind, model, settings, credits: priceImage(model, settings) };
-      }
-      case 'video': {
-        const settings = settled(validateVideoSettings(model, raw, newSeed));
-        if (checked) {
-          await library.elementsFor(checked, settings.elementIds);
-          if (settings.imageMediaId !== null) {
-            await library.mediaOf(checked, settings.imageMediaId, 'image', 'imageMediaId');
-          }
-        }
-        return { kind, model, settings, credits: priceVideo(model, settings) };
-      }
-      case 'speech': {
-        const settings = settled(validateSpeechSettings(model, raw));
-        await voices.get(settings.voiceModelId);
-        return { kind, model, settings, credits: priceSpeech(model, settings) };
-      }
-      case 'avatar': {
-        const given = settled(validateAvatarSettings(model, raw));
-        let settings = given;
-        let audioMs: number | null = null;
-        if (given.audioMediaId !== null) {
-          if (actor === null) {
-            throw new AppError(
-              ErrorCode.Unauthenticated,
-              'The price of an uploaded audio depends on its length: estimating it needs a credential.',
-            );
-          }
-          const audio = await library.mediaOf(actor, given.audioMediaId, 'audio', 'audioMediaId');
-          audioMs = audio.duration_ms;
-          const max = model.capabilities.maxAudioSeconds;
-          if ((audioMs ?? 0) > max * 1000) {
-            throw new AppError(
-              ErrorCode.UnsupportedCombination,
-              `audioMediaId: the audio lasts ${Math.ceil((audioMs ?? 0) / 1000)} s; this model takes at most ${max} s`,
-              { field: 'audioMediaId', allowed: { maxAudioSeconds: max } },
-            );
-          }
-        }
-        if (checked) {
-          const avatar = await library.getAvatar(checked, given.avatarId);
-          if (given.script !== null) {
-            const voiceModelId = given.voiceModelId ?? avatar.voiceModelId ?? defaultVoice;
-            await voices.get(voiceModelId);
-            settings = { ...given, voiceModelId };
-          }
-        } else if (given.voiceModelId !== null) {
-          await voices.get(given.voiceModelId);
-        }
-        const seconds = avatarSeconds(model, settings, audioMs);
-        return { kind, model, settings, credits: priceAvatar(model, seconds) };
-      }
-    }
+    const kindOf = kindModule(kind);
+    const settings = settled(kindOf.validate(model, raw, newSeed));
+    const resolved = await kindOf.resolve(
+      model,
+      settings,
+      referenceChecks({ library, voices }, actor, purpose),
+    );
+    return {
+      kind,
+      model,
+      settings: resolved.settings as object,
+      credits: priceOf(model, resolved.units),
+    };
   }
 
   async #submit(

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
+import type { GenerationKind } from '../domain/model.ts';
 import type { Queryable } from './database.ts';
-import type { ContentsTable, GenerationKind, TaskStatus } from './schema.ts';
+import type { ContentsTable, TaskStatus } from './schema.ts';
 
 export type ContentRow = Selectable<ContentsTable>;
 

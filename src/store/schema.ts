@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { GenerationKind } from '../domain/model.ts';
 
 /** Kysely's view of the tables created by `migrations/`. Wire names stay snake_case. */
 export interface Tables {
@@ -65,7 +66,6 @@ export interface ApiKeysTable {
   last_used_at: Date | null;
 }
 
-export type GenerationKind = 'image' | 'video' | 'speech' | 'avatar';
 export type TaskStatus = 'queued' | 'running' | 'finished';
 export type MediaKind = 'image' | 'video' | 'audio';
 

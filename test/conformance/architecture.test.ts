@@ -100,6 +100,7 @@ const mayImport: Readonly<Record<string, readonly string[]>> = {
 const subfolders = [
   'auth/oauth',
   'auth/oauth/authorize',
+  'domain/kinds',
   'edge/graphql',
   'edge/graphql/schema',
   'edge/http',

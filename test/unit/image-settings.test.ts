@@ -2,15 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
 import { planDebit } from '../../src/domain/credits.ts';
-import { priceImage, validateImageSettings } from '../../src/domain/image-settings.ts';
+import { validateImage } from '../../src/domain/kinds/image.kind.ts';
 import type { ImageModel } from '../../src/domain/model.ts';
+import { priceOfSettings } from '../helpers/kinds.ts';
 
 const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch') as ImageModel;
 const seed = () => 7;
 
 describe('image settings against a model’s capabilities', () => {
   it('fills in defaults: the first size, the first format, one image, a chosen seed', () => {
-    const result = validateImageSettings(sketch, { prompt: ' hello ' }, seed);
+    const result = validateImage(sketch, { prompt: ' hello ' }, seed);
     assert.ok(result.ok);
     assert.deepEqual(result.settings, {
       prompt: 'hello',
@@ -26,13 +27,13 @@ describe('image settings against a model’s capabilities', () => {
   });
 
   it('an aspect ratio alone picks that ratio’s size', () => {
-    const result = validateImageSettings(sketch, { prompt: 'x', aspectRatio: '9:16' }, seed);
+    const result = validateImage(sketch, { prompt: 'x', aspectRatio: '9:16' }, seed);
     assert.ok(result.ok);
     assert.deepEqual([result.settings.width, result.settings.height], [576, 1024]);
   });
 
   it('reports every problem, each with its code', () => {
-    const result = validateImageSettings(
+    const result = validateImage(
       sketch,
       {
         prompt: 5,
@@ -51,23 +52,15 @@ describe('image settings against a model’s capabilities', () => {
   });
 
   it('duplicated element IDs count once', () => {
-    const result = validateImageSettings(
-      sketch,
-      { prompt: 'x', elementIds: ['elm_sun', 'elm_sun'] },
-      seed,
-    );
+    const result = validateImage(sketch, { prompt: 'x', elementIds: ['elm_sun', 'elm_sun'] }, seed);
     assert.ok(result.ok);
     assert.deepEqual(result.settings.elementIds, ['elm_sun']);
   });
 
-  it('prices per image', () => {
-    const result = validateImageSettings(
-      sketch,
-      { prompt: 'x', width: 512, height: 512, count: 3 },
-      seed,
-    );
+  it('prices per image', async () => {
+    const result = validateImage(sketch, { prompt: 'x', width: 512, height: 512, count: 3 }, seed);
     assert.ok(result.ok);
-    assert.equal(priceImage(sketch, result.settings), 3);
+    assert.equal(await priceOfSettings(sketch, result.settings), 3);
   });
 });
 

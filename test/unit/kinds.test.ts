@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  avatarSeconds,
-  priceAvatar,
-  validateAvatarSettings,
-} from '../../src/domain/avatar-settings.ts';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
+import { validateAvatar } from '../../src/domain/kinds/avatar.kind.ts';
+import { validateSpeech } from '../../src/domain/kinds/speech.kind.ts';
+import { validateVideo } from '../../src/domain/kinds/video.kind.ts';
 import type {
   AvatarModel,
   ModelDefinition,
@@ -13,8 +11,7 @@ import type {
   VideoModel,
 } from '../../src/domain/model.ts';
 import { priceOf } from '../../src/domain/model.ts';
-import { priceSpeech, validateSpeechSettings } from '../../src/domain/speech-settings.ts';
-import { priceVideo, validateVideoSettings } from '../../src/domain/video-settings.ts';
+import { priceOfSettings } from '../helpers/kinds.ts';
 
 // The rules of the video, speech and avatar kinds (image: image-settings.test.ts), pure.
 const model = <M extends ModelDefinition>(id: string) =>
@@ -42,38 +39,38 @@ describe('pricing rules', () => {
 });
 
 describe('video settings', () => {
-  it('defaults to text mode, the first format and the model’s duration; priced per second', () => {
-    const r = validateVideoSettings(motion, { prompt: 'waves' }, seed);
+  it('defaults to text mode, the first format and the model’s duration; priced per second', async () => {
+    const r = validateVideo(motion, { prompt: 'waves' }, seed);
     assert.ok(r.ok);
     assert.equal(r.settings.mode, 'text');
     assert.deepEqual([r.settings.resolution, r.settings.aspectRatio], ['720p', '16:9']);
     assert.equal(r.settings.durationSeconds, 5);
-    assert.equal(priceVideo(motion, r.settings), 10);
+    assert.equal(await priceOfSettings(motion, r.settings), 10);
   });
 
   it('an image makes it image-to-video', () => {
-    const r = validateVideoSettings(motion, { prompt: 'x', imageMediaId: 'med_1' }, seed);
+    const r = validateVideo(motion, { prompt: 'x', imageMediaId: 'med_1' }, seed);
     assert.ok(r.ok);
     assert.equal(r.settings.mode, 'image');
   });
 
   it('a duration beyond the chosen format is unsupported (120002), bad types invalid (120001)', () => {
-    const long = validateVideoSettings(
+    const long = validateVideo(
       motion,
       { prompt: 'x', resolution: '1080p', durationSeconds: 6 },
       seed,
     );
     assert.deepEqual(problems(long), ['durationSeconds 120002']);
-    const bad = validateVideoSettings(motion, { prompt: 'x', durationSeconds: 'ten' }, seed);
+    const bad = validateVideo(motion, { prompt: 'x', durationSeconds: 'ten' }, seed);
     assert.deepEqual(problems(bad), ['durationSeconds 120001']);
-    const unknown = validateVideoSettings(motion, { prompt: 'x', resolution: '4k' }, seed);
+    const unknown = validateVideo(motion, { prompt: 'x', resolution: '4k' }, seed);
     assert.deepEqual(problems(unknown), ['resolution 120002']);
   });
 });
 
 describe('speech settings', () => {
   it('needs a voice; defaults to normal speed and pitch and the first format', () => {
-    const r = validateSpeechSettings(voice, { text: ' hello ', voiceModelId: 'vm_en' });
+    const r = validateSpeech(voice, { text: ' hello ', voiceModelId: 'vm_en' });
     assert.ok(r.ok);
     assert.deepEqual(r.settings, {
       text: 'hello',
@@ -82,13 +79,11 @@ describe('speech settings', () => {
       pitch: 1,
       format: 'mp3',
     });
-    assert.deepEqual(problems(validateSpeechSettings(voice, { text: 'x' })), [
-      'voiceModelId 120001',
-    ]);
+    assert.deepEqual(problems(validateSpeech(voice, { text: 'x' })), ['voiceModelId 120001']);
   });
 
   it('speed, pitch and format outside the model are unsupported', () => {
-    const r = validateSpeechSettings(voice, {
+    const r = validateSpeech(voice, {
       text: 'x',
       voiceModelId: 'vm_en',
       speed: 3,
@@ -98,25 +93,23 @@ describe('speech settings', () => {
     assert.deepEqual(problems(r), ['speed 120002', 'pitch 120002', 'format 120002']);
   });
 
-  it('is priced per started 100 characters', () => {
-    const r = validateSpeechSettings(voice, { text: 'a'.repeat(101), voiceModelId: 'vm_en' });
+  it('is priced per started 100 characters', async () => {
+    const r = validateSpeech(voice, { text: 'a'.repeat(101), voiceModelId: 'vm_en' });
     assert.ok(r.ok);
-    assert.equal(priceSpeech(voice, r.settings), 2);
+    assert.equal(await priceOfSettings(voice, r.settings), 2);
   });
 });
 
 describe('avatar settings', () => {
   it('takes either a script or an audio, never both or neither', () => {
-    const both = validateAvatarSettings(avatar, {
+    const both = validateAvatar(avatar, {
       avatarId: 'ava_1',
       script: 'hi',
       audioMediaId: 'med_1',
     });
     assert.deepEqual(problems(both), ['script 120001']);
-    assert.deepEqual(problems(validateAvatarSettings(avatar, { avatarId: 'ava_1' })), [
-      'script 120001',
-    ]);
-    const audioWithVoice = validateAvatarSettings(avatar, {
+    assert.deepEqual(problems(validateAvatar(avatar, { avatarId: 'ava_1' })), ['script 120001']);
+    const audioWithVoice = validateAvatar(avatar, {
       avatarId: 'ava_1',
       audioMediaId: 'med_1',
       voiceModelId: 'vm_en',
@@ -125,10 +118,10 @@ describe('avatar settings', () => {
   });
 
   it('a resolution the model lacks is unsupported; the default is the first', () => {
-    const r = validateAvatarSettings(avatar, { avatarId: 'ava_1', script: 'hi' });
+    const r = validateAvatar(avatar, { avatarId: 'ava_1', script: 'hi' });
     assert.ok(r.ok);
     assert.deepEqual([r.settings.resolution, r.settings.fps], ['512p', 25]);
-    const big = validateAvatarSettings(avatar, {
+    const big = validateAvatar(avatar, {
       avatarId: 'ava_1',
       script: 'hi',
       resolution: '1080p',
@@ -136,15 +129,14 @@ describe('avatar settings', () => {
     assert.deepEqual(problems(big), ['resolution 120002']);
   });
 
-  it('a script is priced by its estimated spoken length, an audio by its own, with grace', () => {
-    const r = validateAvatarSettings(avatar, { avatarId: 'ava_1', script: 'a'.repeat(31) });
+  it('a script is priced by its estimated spoken length, an audio by its own, with grace', async () => {
+    const r = validateAvatar(avatar, { avatarId: 'ava_1', script: 'a'.repeat(31) });
     assert.ok(r.ok);
-    assert.equal(avatarSeconds(avatar, r.settings, null), 3);
-    const audio = validateAvatarSettings(avatar, { avatarId: 'ava_1', audioMediaId: 'med_1' });
+    assert.equal(await priceOfSettings(avatar, r.settings), 3);
+    const audio = validateAvatar(avatar, { avatarId: 'ava_1', audioMediaId: 'med_1' });
     assert.ok(audio.ok);
-    assert.equal(avatarSeconds(avatar, audio.settings, 2_050), 2);
-    assert.equal(avatarSeconds(avatar, audio.settings, 2_150), 3);
-    assert.equal(avatarSeconds(avatar, audio.settings, 0), 1);
-    assert.equal(priceAvatar(avatar, 3), 3);
+    assert.equal(await priceOfSettings(avatar, audio.settings, 2_050), 2);
+    assert.equal(await priceOfSettings(avatar, audio.settings, 2_150), 3);
+    assert.equal(await priceOfSettings(avatar, audio.settings, 0), 1);
   });
 });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { builtinElements } from '../../src/domain/builtin-catalogue.ts';
 import type { ElementPicture } from '../../src/domain/element.ts';
-import type { ImageSettings } from '../../src/domain/image-settings.ts';
+import type { ImageSettings } from '../../src/domain/kinds/image.kind.ts';
 import { proceduralImageEngine } from '../../src/engines/procedural-image/procedural-image.engine.ts';
 
 const base: ImageSettings = {

@@ -1,5 +1,5 @@
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
-import type { ImageSettings } from '../../domain/image-settings.ts';
+import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
 import type { EngineRequest } from '../engine.ts';
 import { paletteOf, seededRandom } from './palette.ts';
 

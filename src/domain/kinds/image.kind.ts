@@ -1,8 +1,7 @@
-import type { ImageFormat, ImageModel, ImageSize } from './model.ts';
-import { priceOf } from './model.ts';
-import { SettingsReader, type Validated } from './settings-input.ts';
-
-export { maxSeed, type SettingProblem, type Validated } from './settings-input.ts';
+import type { ElementPicture } from '../element.ts';
+import type { ImageFormat, ImageModel, ImageSize } from '../model.ts';
+import { type FieldTable, SettingsReader, seedField } from './fields.ts';
+import type { KindModule } from './kind.ts';
 
 /** A validated, complete image request: what is priced, stored and given to the engine. */
 export interface ImageSettings {
@@ -17,28 +16,46 @@ export interface ImageSettings {
   readonly elementIds: readonly string[];
 }
 
-/**
- * Checks a raw image request against the model's capabilities and fills in defaults. `raw`
- * may come from GraphQL (typed) or from JSON (`estimateCost`), so every type is checked.
- * `randomSeed` is used when no seed is given, so the stored input reproduces the result.
- */
-export function validateImageSettings(
+/** What the engine is given besides the settings. */
+export interface ImageInputs {
+  readonly elements: readonly ElementPicture[];
+}
+
+const fields = {
+  prompt: { type: 'string', required: true, description: 'What to draw.' },
+  negativePrompt: { type: 'string', description: 'What to keep out of the picture.' },
+  width: {
+    type: 'int',
+    min: 1,
+    max: 16_384,
+    description: 'With height: one of the model’s sizes.',
+  },
+  height: { type: 'int', min: 1, max: 16_384 },
+  aspectRatio: { type: 'string', description: 'e.g. "16:9"; instead of width and height.' },
+  count: { type: 'int', min: 1, max: 100, default: 1, description: 'How many images.' },
+  seed: seedField,
+  format: { type: 'string', description: 'One of the model’s formats (png, jpeg, webp).' },
+  elementIds: { type: 'idList', description: 'Elements (listElements) to put in the picture.' },
+} as const satisfies FieldTable;
+
+/** Checks a raw image request against the model's sizes, formats and limits. */
+export function validateImage(
   model: ImageModel,
   raw: Readonly<Record<string, unknown>>,
   randomSeed: () => number,
-): Validated<ImageSettings> {
+) {
   const caps = model.capabilities;
-  const read = new SettingsReader(raw);
+  const read = new SettingsReader(raw, fields);
   const prompt = read.text('prompt', caps.maxPromptLength);
   const negativePrompt = read.string('negativePrompt')?.trim() || null;
   if (negativePrompt !== null && negativePrompt.length > caps.maxPromptLength) {
     read.invalid('negativePrompt', `must be at most ${caps.maxPromptLength} characters`);
   }
-  const width = read.int('width', 1, 16_384);
-  const height = read.int('height', 1, 16_384);
+  const width = read.int('width');
+  const height = read.int('height');
   const aspectRatio = read.string('aspectRatio');
-  const count = read.int('count', 1, 100) ?? 1;
-  const seed = read.seed(randomSeed);
+  const count = read.int('count') ?? 1;
+  const seed = read.int('seed') ?? randomSeed();
   const format = read.string('format')?.toLowerCase() ?? caps.formats[0]!;
   const elementIds = read.idList('elementIds');
 
@@ -56,7 +73,7 @@ export function validateImageSettings(
       maxElements: caps.maxElements,
     });
   }
-  return read.result(() => ({
+  return read.result<ImageSettings>(() => ({
     prompt,
     negativePrompt,
     width: size!.width,
@@ -74,16 +91,15 @@ function pickSize(
   width: number | undefined,
   height: number | undefined,
   aspectRatio: string | undefined,
-  read: SettingsReader,
+  read: SettingsReader<typeof fields>,
 ): ImageSize | undefined {
-  const unsupported = read.unsupported.bind(read);
   const allowedSizes = sizes.map((s) => ({
     width: s.width,
     height: s.height,
     aspectRatio: s.aspectRatio,
   }));
   if ((width === undefined) !== (height === undefined)) {
-    unsupported(
+    read.unsupported(
       width === undefined ? 'width' : 'height',
       'give width and height together',
       allowedSizes,
@@ -93,11 +109,11 @@ function pickSize(
   if (width !== undefined && height !== undefined) {
     const size = sizes.find((s) => s.width === width && s.height === height);
     if (size === undefined) {
-      unsupported('width', `${width}x${height} is not offered by this model`, allowedSizes);
+      read.unsupported('width', `${width}x${height} is not offered by this model`, allowedSizes);
       return undefined;
     }
     if (aspectRatio !== undefined && aspectRatio !== size.aspectRatio) {
-      unsupported(
+      read.unsupported(
         'aspectRatio',
         `${width}x${height} is ${size.aspectRatio}, not ${aspectRatio}`,
         allowedSizes,
@@ -109,7 +125,7 @@ function pickSize(
   if (aspectRatio !== undefined) {
     const size = sizes.find((s) => s.aspectRatio === aspectRatio);
     if (size === undefined) {
-      unsupported('aspectRatio', `"${aspectRatio}" is not offered by this model`, [
+      read.unsupported('aspectRatio', `"${aspectRatio}" is not offered by this model`, [
         ...new Set(sizes.map((s) => s.aspectRatio)),
       ]);
     }
@@ -118,7 +134,19 @@ function pickSize(
   return sizes[0];
 }
 
-/** Credits a validated request costs under the model's pricing. */
-export function priceImage(model: ImageModel, settings: ImageSettings): number {
-  return priceOf(model, settings.count);
-}
+/** Images: priced per image. */
+export const imageKind: KindModule<'image', ImageSettings, ImageInputs> = {
+  kind: 'image',
+  names: { mutation: 'generateImage', inputType: 'GenerateImageInput', tool: 'generate_image' },
+  title: 'Generate images',
+  summary: 'an image generation',
+  fields,
+  validate: validateImage,
+  async resolve(_model, settings, references) {
+    await references.elements(settings.elementIds, 'elementIds');
+    return { settings, units: settings.count };
+  },
+  async load(settings, loader) {
+    return { elements: await loader.elementPictures(settings.elementIds, 'elementIds') };
+  },
+};

@@ -1,6 +1,7 @@
-import type { VideoFormat, VideoMode, VideoModel } from './model.ts';
-import { priceOf } from './model.ts';
-import { SettingsReader, type Validated } from './settings-input.ts';
+import type { ElementPicture } from '../element.ts';
+import type { VideoFormat, VideoMode, VideoModel } from '../model.ts';
+import { type FieldTable, SettingsReader, seedField } from './fields.ts';
+import type { KindModule } from './kind.ts';
 
 /** A validated, complete video request: what is priced, stored and given to the engine. */
 export interface VideoSettings {
@@ -18,24 +19,42 @@ export interface VideoSettings {
   readonly elementIds: readonly string[];
 }
 
+/** What the engine is given besides the settings. */
+export interface VideoInputs {
+  readonly elements: readonly ElementPicture[];
+  /** The still to animate in `image` mode. */
+  readonly image: Buffer | null;
+}
+
+const fields = {
+  prompt: { type: 'string', required: true, description: 'What happens in the video.' },
+  imageMediaId: { type: 'id', description: 'Image-to-video when set: an image of the account.' },
+  durationSeconds: { type: 'int', min: 1, max: 3600, description: 'Length in seconds.' },
+  resolution: { type: 'string', description: 'e.g. "720p"; see the model’s capabilities.' },
+  aspectRatio: { type: 'string', description: 'e.g. "16:9".' },
+  fps: { type: 'int', min: 1, max: 240, description: 'Frames per second the format offers.' },
+  seed: seedField,
+  elementIds: { type: 'idList', description: 'Elements (listElements) to put in the scene.' },
+} as const satisfies FieldTable;
+
 /**
  * Checks a raw video request against the model's capability matrix: the resolution and aspect
  * ratio pick a format, which allows its own frame rates and duration range.
  */
-export function validateVideoSettings(
+export function validateVideo(
   model: VideoModel,
   raw: Readonly<Record<string, unknown>>,
   randomSeed: () => number,
-): Validated<VideoSettings> {
+) {
   const caps = model.capabilities;
-  const read = new SettingsReader(raw);
+  const read = new SettingsReader(raw, fields);
   const prompt = read.text('prompt', caps.maxPromptLength);
   const imageMediaId = read.id('imageMediaId') ?? null;
-  const duration = read.int('durationSeconds', 1, 3600);
+  const duration = read.int('durationSeconds');
   const resolution = read.string('resolution');
   const aspectRatio = read.string('aspectRatio');
-  const fps = read.int('fps', 1, 240);
-  const seed = read.seed(randomSeed);
+  const fps = read.int('fps');
+  const seed = read.int('seed') ?? randomSeed();
   const elementIds = read.idList('elementIds');
 
   const mode: VideoMode = imageMediaId === null ? 'text' : 'image';
@@ -75,7 +94,7 @@ export function validateVideoSettings(
       maxElements: caps.maxElements,
     });
   }
-  return read.result(() => ({
+  return read.result<VideoSettings>(() => ({
     prompt,
     mode,
     imageMediaId,
@@ -94,7 +113,7 @@ function pickFormat(
   formats: readonly VideoFormat[],
   resolution: string | undefined,
   aspectRatio: string | undefined,
-  read: SettingsReader,
+  read: SettingsReader<typeof fields>,
 ): VideoFormat | undefined {
   const matching = formats.filter(
     (f) =>
@@ -117,7 +136,28 @@ function pickFormat(
   return undefined;
 }
 
-/** Credits a validated request costs: per second of video under the usual pricing. */
-export function priceVideo(model: VideoModel, settings: VideoSettings): number {
-  return priceOf(model, settings.durationSeconds);
-}
+/** Videos: priced per second. */
+export const videoKind: KindModule<'video', VideoSettings, VideoInputs> = {
+  kind: 'video',
+  names: { mutation: 'generateVideo', inputType: 'GenerateVideoInput', tool: 'generate_video' },
+  title: 'Generate a video',
+  summary:
+    'a video generation (H.264 MP4): from the prompt, or camera motion over an uploaded image',
+  fields,
+  validate: validateVideo,
+  async resolve(_model, settings, references) {
+    await references.elements(settings.elementIds, 'elementIds');
+    if (settings.imageMediaId !== null) {
+      await references.media(settings.imageMediaId, 'image', 'imageMediaId');
+    }
+    return { settings, units: settings.durationSeconds };
+  },
+  async load(settings, loader) {
+    const elements = await loader.elementPictures(settings.elementIds, 'elementIds');
+    const image =
+      settings.imageMediaId === null
+        ? null
+        : await loader.mediaBytes(settings.imageMediaId, 'imageMediaId');
+    return { elements, image };
+  },
+};
