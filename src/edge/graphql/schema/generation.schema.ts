@@ -1,3 +1,4 @@
+import { kindModules } from '../../../domain/kinds/kinds.ts';
 import type { SignedUrl } from '../../../domain/media.ts';
 import type { CostEstimate, Submission } from '../../../services/generation.service.ts';
 import type { ContentView, MediaView, TaskView } from '../../../services/generation-views.ts';
@@ -5,18 +6,16 @@ import type { Services } from '../../services.ts';
 import type { Builder } from '../builder.ts';
 import { type GraphqlContext, optionalActor, requireActor } from '../context.ts';
 import { connectionRef } from './common.schema.ts';
+import { kindInputType } from './kind-input.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
 
 /**
  * Root fields that create a charged generation. Their errors carry `extensions.charged`:
  * false on the field itself (nothing was created), true below it (the submission exists).
  */
-export const generationMutationFields: ReadonlySet<string> = new Set([
-  'generateImage',
-  'generateVideo',
-  'generateSpeech',
-  'generateAvatarVideo',
-]);
+export const generationMutationFields: ReadonlySet<string> = new Set(
+  kindModules.map((kind) => kind.names.mutation),
+);
 
 export function addGenerationSchema(builder: Builder, types: SharedTypes): void {
   const DownloadUrlRef = builder.objectRef<SignedUrl>('DownloadUrl').implement({
@@ -111,69 +110,6 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       credits: t.exposeInt('credits'),
       category: t.exposeString('category', { nullable: true }),
       affordable: t.exposeBoolean('affordable', { nullable: true }),
-    }),
-  });
-
-  const idempotencyKey = {
-    description:
-      'Same key, same account: the first submission is returned and nothing is charged twice.',
-  };
-
-  const GenerateImageInput = builder.inputType('GenerateImageInput', {
-    fields: (t) => ({
-      modelId: t.id({ required: true }),
-      prompt: t.string({ required: true }),
-      negativePrompt: t.string(),
-      width: t.int(),
-      height: t.int(),
-      aspectRatio: t.string(),
-      count: t.int({ defaultValue: 1 }),
-      seed: t.int(),
-      format: t.string(),
-      elementIds: t.idList(),
-      idempotencyKey: t.string(idempotencyKey),
-    }),
-  });
-
-  const GenerateVideoInput = builder.inputType('GenerateVideoInput', {
-    fields: (t) => ({
-      modelId: t.id({ required: true }),
-      prompt: t.string({ required: true }),
-      imageMediaId: t.id({ description: 'Image-to-video when set.' }),
-      durationSeconds: t.int(),
-      resolution: t.string(),
-      aspectRatio: t.string(),
-      fps: t.int(),
-      seed: t.int(),
-      elementIds: t.idList(),
-      idempotencyKey: t.string(idempotencyKey),
-    }),
-  });
-
-  const GenerateSpeechInput = builder.inputType('GenerateSpeechInput', {
-    fields: (t) => ({
-      modelId: t.id({ required: true }),
-      voiceModelId: t.id({ required: true }),
-      text: t.string({ required: true }),
-      speed: t.float(),
-      pitch: t.float(),
-      format: t.string(),
-      idempotencyKey: t.string(idempotencyKey),
-    }),
-  });
-
-  const GenerateAvatarVideoInput = builder.inputType('GenerateAvatarVideoInput', {
-    fields: (t) => ({
-      modelId: t.id({ required: true }),
-      avatarId: t.id({ required: true }),
-      script: t.string({
-        description:
-          "Either a script spoken with the avatar's (or the given) voice, or an uploaded audio.",
-      }),
-      voiceModelId: t.id(),
-      audioMediaId: t.id(),
-      resolution: t.string(),
-      idempotencyKey: t.string(idempotencyKey),
     }),
   });
 
@@ -276,31 +212,20 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
     }),
   }));
 
+  for (const kind of kindModules) {
+    const input = kindInputType(builder, kind);
+    builder.mutationField(kind.names.mutation, (t) =>
+      t.field({
+        type: SubmissionRef,
+        nullable: true,
+        description: `Starts ${kind.summary}. Charges its credits; the same idempotencyKey returns the same generation.`,
+        args: { input: t.arg({ type: input, required: true }) },
+        resolve: (_root, args, ctx) => submit(ctx, kind.kind, args.input),
+      }),
+    );
+  }
+
   builder.mutationFields((t) => ({
-    generateImage: t.field({
-      type: SubmissionRef,
-      nullable: true,
-      args: { input: t.arg({ type: GenerateImageInput, required: true }) },
-      resolve: (_root, { input }, ctx) => submit(ctx, 'image', input),
-    }),
-    generateVideo: t.field({
-      type: SubmissionRef,
-      nullable: true,
-      args: { input: t.arg({ type: GenerateVideoInput, required: true }) },
-      resolve: (_root, { input }, ctx) => submit(ctx, 'video', input),
-    }),
-    generateSpeech: t.field({
-      type: SubmissionRef,
-      nullable: true,
-      args: { input: t.arg({ type: GenerateSpeechInput, required: true }) },
-      resolve: (_root, { input }, ctx) => submit(ctx, 'speech', input),
-    }),
-    generateAvatarVideo: t.field({
-      type: SubmissionRef,
-      nullable: true,
-      args: { input: t.arg({ type: GenerateAvatarVideoInput, required: true }) },
-      resolve: (_root, { input }, ctx) => submit(ctx, 'avatar', input),
-    }),
     cancelTask: t.field({
       type: TaskRef,
       nullable: true,

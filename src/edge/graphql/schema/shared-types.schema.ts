@@ -1,3 +1,4 @@
+import { kindNames } from '../../../domain/kinds/kinds.ts';
 import type { Builder } from '../builder.ts';
 import { addPageInfo } from './common.schema.ts';
 
@@ -6,7 +7,7 @@ export function addSharedTypes(builder: Builder) {
   return {
     PageInfo: addPageInfo(builder),
     GenerationKind: builder.enumType('GenerationKind', {
-      values: ['image', 'video', 'speech', 'avatar'] as const,
+      values: kindNames,
     }),
     ModelStatus: builder.enumType('ModelStatus', {
       values: ['ready', 'maintenance', 'deprecated'] as const,
