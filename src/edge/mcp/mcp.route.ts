@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
+import { kindModules } from '../../domain/kinds/kinds.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import { httpStatusOf } from '../http/error-status.ts';
@@ -12,8 +13,14 @@ import type { Services } from '../services.ts';
 import { toolError, toolRunner } from './tool-result.ts';
 import { registerTools } from './tools/tools.ts';
 
+/** The generate_* tools, one per kind: "generate_image, …, or generate_avatar_video". */
+const generateTools = kindModules
+  .map((kind) => kind.names.tool)
+  .join(', ')
+  .replace(/, ([^,]+)$/, ' or $1');
+
 const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
-Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → generate_image, generate_video, generate_speech or generate_avatar_video with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
+Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → ${generateTools} with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
 Speech needs a voice (list_voice_models); an avatar video needs an avatar (list_avatars) and a script or an uploaded audio; images and videos may use elements (list_elements).
 Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.`;
 

@@ -22,6 +22,9 @@ const expected: [string, typeof read][] = [
   ['list_elements', read],
   ['estimate_cost', read],
   ['generate_image', submit],
+  ['generate_video', submit],
+  ['generate_speech', submit],
+  ['generate_avatar_video', submit],
   ['get_generation', read],
   ['wait_for_generation', read],
   ['get_download_urls', readFresh],
@@ -29,9 +32,6 @@ const expected: [string, typeof read][] = [
   ['cancel_generation', destroy],
   ['list_voice_models', read],
   ['list_avatars', read],
-  ['generate_video', submit],
-  ['generate_speech', submit],
-  ['generate_avatar_video', submit],
 ];
 
 describeEachBackend('MCP tools as tools/list shows them', (backend) => {
@@ -54,8 +54,25 @@ describeEachBackend('MCP tools as tools/list shows them', (backend) => {
         assert.equal(tool.inputSchema.type, 'object', tool.name);
         assert.equal(tool.outputSchema?.type, 'object', tool.name);
       }
-      for (const tool of tools.filter((t) => t.name.startsWith('generate_')))
-        assert.ok(tool.inputSchema.required?.includes('idempotency_key'), tool.name);
+      // The service's rules, not the schemas, bound the values (so both edges answer a bad
+      // value alike): the key is offered but optional, and no generation argument carries a
+      // range, a length or a list of allowed values.
+      for (const tool of tools.filter((t) => /^(generate_|estimate_cost)/.test(t.name))) {
+        const properties = tool.inputSchema.properties as Record<string, Record<string, unknown>>;
+        assert.ok(properties.idempotency_key, tool.name);
+        assert.ok(!tool.inputSchema.required?.includes('idempotency_key'), tool.name);
+        for (const [name, schema] of Object.entries(properties)) {
+          if (name === 'kind') continue;
+          const bounds = ['enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems'];
+          // (JSON Schema of an integer states the safe-integer range: a type, not a rule.)
+          const safe = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
+          assert.deepEqual(
+            bounds.filter((b) => b in schema && !safe.includes(schema[b] as number)),
+            [],
+            `${tool.name}.${name}`,
+          );
+        }
+      }
     } finally {
       await client.close();
     }

@@ -1,17 +1,24 @@
 import { z } from 'zod';
+import { fieldsOfAnyKind } from '../../../domain/kinds/kinds.ts';
+import type { GenerationKind } from '../../../domain/model.ts';
 import { defined, toolResult } from '../tool-result.ts';
-import { imageInputShape } from './generate-image.tool.ts';
+import { kindArgument, toolShape } from './kind-schema.ts';
 import { annotations, fromSnakeCase, type RegisterTool } from './tool.ts';
 
-/** `estimate_cost`: what generate_image would charge, spending nothing. */
+/** `estimate_cost`: what a generate_* tool would charge, spending nothing; every kind. */
 export const registerEstimateCost: RegisterTool = (server, { actor, services, run }) => {
   server.registerTool(
     'estimate_cost',
     defined('estimate_cost', () => ({
       title: 'Estimate a generation',
       description:
-        'What generate_image would charge for these settings, and whether the account can afford it. Spends nothing.',
-      inputSchema: imageInputShape(),
+        'What a generate_* tool would charge for these arguments (the same ones, with the kind), and whether the account can afford it. Spends nothing.',
+      inputSchema: {
+        kind: kindArgument()
+          .optional()
+          .describe('The kind of generation: image (the default), video, speech or avatar.'),
+        ...toolShape(fieldsOfAnyKind()),
+      },
       outputSchema: {
         credits: z.number(),
         category: z.string().nullable(),
@@ -19,9 +26,13 @@ export const registerEstimateCost: RegisterTool = (server, { actor, services, ru
       },
       annotations: annotations.read,
     })),
-    (args) =>
+    ({ kind, ...args }: Record<string, unknown>) =>
       run(async () => {
-        const estimate = await services.generations.estimate(actor, 'image', fromSnakeCase(args));
+        const estimate = await services.generations.estimate(
+          actor,
+          (kind as GenerationKind | undefined) ?? 'image',
+          fromSnakeCase(args),
+        );
         return toolResult({ ...estimate });
       }),
   );

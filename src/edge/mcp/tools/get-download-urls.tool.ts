@@ -10,7 +10,7 @@ export const registerGetDownloadUrls: RegisterTool = (server, { actor, services,
       title: 'Download links',
       description:
         'Fresh, expiring download URLs for media of this account (ask again when they expire).',
-      inputSchema: { media_ids: z.array(z.string()).min(1).max(100) },
+      inputSchema: { media_ids: z.array(z.string()) },
       outputSchema: {
         urls: z.array(z.object({ media_id: z.string(), url: z.string(), expires_at: z.string() })),
       },

@@ -11,7 +11,7 @@ export const registerListAvatars: RegisterTool = (server, { actor, services, run
       description:
         'This account’s avatars (a portrait and a default voice) for generate_avatar_video.',
       inputSchema: {
-        first: z.number().int().min(1).max(100).optional(),
+        first: z.number().int().optional(),
         after: z.string().optional(),
       },
       outputSchema: {
@@ -22,7 +22,7 @@ export const registerListAvatars: RegisterTool = (server, { actor, services, run
     })),
     ({ first, after }) =>
       run(async () => {
-        const page = await services.library.listAvatars(actor, first ?? 50, after ?? null);
+        const page = await services.library.listAvatars(actor, first, after ?? null);
         return toolResult({
           avatars: page.nodes.map((a) => ({
             avatar_id: a.avatarId,

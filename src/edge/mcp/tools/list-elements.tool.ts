@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
@@ -16,7 +17,7 @@ export const registerListElements: RegisterTool = (server, { actor, services, ru
     })),
     ({ kind }) =>
       run(async () => {
-        const page = await services.library.listElements(actor, { kind }, 100);
+        const page = await services.library.listElements(actor, { kind }, maxPageSize);
         return toolResult({
           elements: page.nodes.map((e) => ({
             element_id: e.elementId,

@@ -13,7 +13,7 @@ export const registerListGenerations: RegisterTool = (server, { actor, services,
         'This account’s generations, newest first. Look here (by idempotency_key) before resubmitting after a timeout or lost connection.',
       inputSchema: {
         idempotency_key: z.string().optional(),
-        first: z.number().int().min(1).max(100).optional(),
+        first: z.number().int().optional(),
         after: z.string().optional(),
       },
       outputSchema: {
@@ -27,7 +27,7 @@ export const registerListGenerations: RegisterTool = (server, { actor, services,
         const page = await services.results.listContents(
           actor,
           { idempotencyKey: idempotency_key },
-          first ?? 20,
+          first,
           after ?? null,
         );
         return toolResult({

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
+import { kindArgument } from './kind-schema.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** `list_models`: the models, their capabilities and prices. */
@@ -10,13 +12,13 @@ export const registerListModels: RegisterTool = (server, { actor, services, run 
       title: 'Generation models',
       description:
         'Models you can generate with: model_id, kind, status (only "ready" models take work), whether this account may use it, its capabilities (allowed sizes, aspect ratios, counts, formats) and price.',
-      inputSchema: { kind: z.enum(['image', 'video', 'speech', 'avatar']).optional() },
+      inputSchema: { kind: kindArgument().optional() },
       outputSchema: { models: z.array(z.record(z.string(), z.unknown())) },
       annotations: annotations.read,
     })),
     ({ kind }) =>
       run(async () => {
-        const page = services.catalogue.listModels(actor, { kind }, 100);
+        const page = services.catalogue.listModels(actor, { kind }, maxPageSize);
         return toolResult({
           models: page.nodes.map(({ model, accessible }) => ({
             model_id: model.modelId,

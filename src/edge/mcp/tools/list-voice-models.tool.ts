@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
@@ -12,7 +13,7 @@ export const registerListVoiceModels: RegisterTool = (server, { actor, services,
         'Voices for generate_speech and generate_avatar_video: voice_model_id, name, language. Filter by a language tag such as "en" or "pt-br".',
       inputSchema: {
         language: z.string().optional(),
-        first: z.number().int().min(1).max(100).optional(),
+        first: z.number().int().optional(),
         after: z.string().optional(),
       },
       outputSchema: {
@@ -23,7 +24,12 @@ export const registerListVoiceModels: RegisterTool = (server, { actor, services,
     })),
     ({ language, first, after }) =>
       run(async () => {
-        const page = await services.voices.list(actor, language, first ?? 100, after ?? null);
+        const page = await services.voices.list(
+          actor,
+          language,
+          first ?? maxPageSize,
+          after ?? null,
+        );
         return toolResult({
           voices: page.nodes.map((v) => ({
             voice_model_id: v.voiceModelId,
