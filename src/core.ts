@@ -19,8 +19,9 @@ import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import type { Services } from './edge/services.ts';
+import type { Engine } from './engines/engine.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
-import { builtinEngineNames, builtinEngines } from './engines/registry.ts';
+import { bindingProblems, builtinEngines } from './engines/registry.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
@@ -105,23 +106,28 @@ export function databaseLocation(config: Config): DatabaseLocation {
     : { backend: 'postgres', url: config.databaseUrl };
 }
 
-/** Built-in models, with configured ones added or replacing them by modelId. */
-export function catalogueModels(config: Config): ModelDefinition[] {
+/**
+ * Built-in models, with configured ones added or replacing them by modelId, each bound to an
+ * engine that makes its kind; otherwise the service refuses to start, listing every problem.
+ */
+export function catalogueModels(
+  config: Config,
+  engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
+): ModelDefinition[] {
   const models = new Map(builtinModels.map((m) => [m.modelId, m]));
   for (const model of config.models) models.set(model.modelId, model);
-  const unknown = [...models.values()].filter((m) => !builtinEngineNames.includes(m.engine));
-  if (unknown.length > 0) {
-    throw new Error(
-      `Models name engines that do not exist: ${unknown.map((m) => `${m.modelId} → ${m.engine}`).join(', ')}. ` +
-        `Engines: ${builtinEngineNames.join(', ')}.`,
-    );
+  const problems = bindingProblems([...models.values()], engines);
+  if (problems.length > 0) {
+    throw new Error(`Models bound to engines that cannot run them:\n  ${problems.join('\n  ')}`);
   }
   return [...models.values()];
 }
 
 /** Opens (or adopts) the database, applies migrations and builds every service. */
 export async function buildCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
-  const models = catalogueModels(config);
+  const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+  const engines = builtinEngines(ffmpeg);
+  const models = catalogueModels(config, engines);
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
   const closers: Array<() => Promise<void>> = [];
@@ -185,7 +191,6 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     });
     const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
     const catalogue = new CatalogueService({ models, cursors });
-    const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
     const voices = new VoiceService({ listVoices: listEspeakVoices, cursors });
     const uploads = new UploadService({
       db,
@@ -281,7 +286,6 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       },
       avatarPortrait: (accountId, avatarId) => library.avatarPortrait(accountId, avatarId),
     };
-    const engines = builtinEngines(ffmpeg);
     return {
       config,
       database,

@@ -56,6 +56,8 @@ export interface EngineContext {
 
 export interface Engine {
   readonly name: string;
+  /** The kinds it makes; a model of another kind bound to it is refused at start. */
+  readonly kinds: readonly GenerationKind[];
   run(request: EngineRequest, context: EngineContext): Promise<EngineResult>;
 }
 

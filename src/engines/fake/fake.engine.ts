@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FinishCode } from '../../domain/finish-code.ts';
+import { kindNames } from '../../domain/kinds/kinds.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
+
+/** Test engines make every kind. */
+const everyKind = kindNames;
 
 // A valid 1x1 transparent PNG.
 const pixel = Buffer.from(
@@ -16,6 +20,7 @@ const pixel = Buffer.from(
  */
 export const fakeEngine: Engine = {
   name: 'fake',
+  kinds: everyKind,
   async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
     const {
       durationMs = 0,
@@ -63,5 +68,6 @@ export const fakeEngine: Engine = {
 /** Does nothing and produces nothing: measures the queue alone. */
 export const noopEngine: Engine = {
   name: 'noop',
+  kinds: everyKind,
   run: async () => ({ ok: true, outputs: [] }),
 };

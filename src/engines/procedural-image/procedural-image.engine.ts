@@ -17,6 +17,7 @@ const extensions = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
  */
 export const proceduralImageEngine: Engine = {
   name: 'procedural-image',
+  kinds: ['image'],
   async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
     if (request.kind !== 'image') return wrongKind(this.name, request.kind);
     const { settings } = request;

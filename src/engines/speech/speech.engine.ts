@@ -11,6 +11,7 @@ import { synthesize } from './espeak.ts';
 export function speechEngine(ffmpeg: Ffmpeg): Engine {
   return {
     name: 'espeak',
+    kinds: ['speech'],
     async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
       if (request.kind !== 'speech') return wrongKind(this.name, request.kind);
       const { settings } = request;

@@ -17,6 +17,7 @@ const decodeRate = 22_050;
 export function talkingPortraitEngine(ffmpeg: Ffmpeg): Engine {
   return {
     name: 'talking-portrait',
+    kinds: ['avatar'],
     async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
       if (request.kind !== 'avatar') return wrongKind(this.name, request.kind);
       const { settings } = request;

@@ -11,6 +11,7 @@ import { renderTextToVideo } from './text-to-video.ts';
 export function proceduralVideoEngine(ffmpeg: Ffmpeg): Engine {
   return {
     name: 'procedural-video',
+    kinds: ['video'],
     async run(request: EngineRequest, context: EngineContext): Promise<EngineResult> {
       if (request.kind !== 'video') return wrongKind(this.name, request.kind);
       const { settings } = request;

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/config.ts';
+import { catalogueModels } from '../../src/core.ts';
+import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
+import { Ffmpeg } from '../../src/engines/media/ffmpeg.ts';
+import { bindingProblems, builtinEngines } from '../../src/engines/registry.ts';
+
+// A model runs on an engine that makes its kind, or the service does not start.
+const engines = builtinEngines(Ffmpeg.resolve());
+const cwd = mkdtempSync(path.join(tmpdir(), 'atelier-binding-'));
+const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch')!;
+
+describe('binding models to engines', () => {
+  it('every built-in model runs on a built-in engine that makes its kind', () => {
+    assert.deepEqual(bindingProblems(builtinModels, engines), []);
+  });
+
+  it('names each model bound to an engine that does not make its kind, or does not exist', () => {
+    const models = [
+      { ...sketch, modelId: 'mdl_spoken-picture', engine: 'espeak' },
+      { ...sketch, modelId: 'mdl_elsewhere', engine: 'dall-e' },
+    ];
+    assert.deepEqual(bindingProblems(models, engines), [
+      'mdl_spoken-picture: engine "espeak" makes speech, not image',
+      `mdl_elsewhere: engine "dall-e" does not exist (engines: ${[...engines.keys()].join(', ')})`,
+    ]);
+  });
+
+  it('a configured model on the wrong engine stops the start with every problem listed', () => {
+    const model = (id: string, engine: string) => ({
+      modelId: id,
+      name: id,
+      kind: 'image',
+      engine,
+      pricing: { unit: 'image', credits: 1 },
+      capabilities: {
+        sizes: [{ width: 64, height: 64, aspectRatio: '1:1', maxCount: 1 }],
+        formats: ['png'],
+      },
+    });
+    const env = {
+      MODELS: JSON.stringify([model('mdl_a', 'espeak'), model('mdl_b', 'talking-portrait')]),
+    };
+    assert.throws(
+      () => catalogueModels(loadConfig({ env, cwd }), engines),
+      (error: Error) =>
+        /mdl_a: engine "espeak" makes speech, not image/.test(error.message) &&
+        /mdl_b: engine "talking-portrait" makes avatar, not image/.test(error.message),
+    );
+    const fine = { MODELS: JSON.stringify([model('mdl_c', 'procedural-image')]) };
+    assert.ok(
+      catalogueModels(loadConfig({ env: fine, cwd }), engines).some((m) => m.modelId === 'mdl_c'),
+    );
+  });
+});
