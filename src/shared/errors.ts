@@ -16,6 +16,8 @@ export const ErrorCode = {
   NotFound: '140004',
   RateLimited: '150029',
   QueryTooLarge: '150030',
+  GenerationPending: '160001',
+  GenerationFailed: '160002',
   Internal: '190000',
 } as const;
 

@@ -17,6 +17,11 @@ export const httpStatusOf: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.NotFound]: 404,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.QueryTooLarge]: 400,
+  // An answer that waits for a generation (`/v1`): still running when the wait ended, as a
+  // gateway's upstream that did not answer in time (RFC 9110 §15.6.5); finished without a
+  // result, as an upstream that failed (§15.6.3).
+  [ErrorCode.GenerationPending]: 504,
+  [ErrorCode.GenerationFailed]: 502,
   [ErrorCode.Internal]: 500,
 };
 
