@@ -41,6 +41,8 @@ export interface Config extends DeploymentConfig {
   readonly accountMaxRunningTasks: number;
   /** Lifetime of signed download URLs. */
   readonly mediaUrlTtlMs: number;
+  /** How long a `/v1` request waits for its generation to finish before answering without it. */
+  readonly openaiWaitMs: number;
   /** Size and cost limits of GraphQL documents, and whether introspection is answered. */
   readonly graphqlLimits: QueryLimits;
   /** Largest request body outside uploads (GraphQL variables included). */
@@ -202,6 +204,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     taskMaxAttempts: values.TASK_MAX_ATTEMPTS,
     accountMaxRunningTasks: values.ACCOUNT_MAX_RUNNING_TASKS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
+    openaiWaitMs: values.OPENAI_WAIT_SECONDS * 1000,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     graphqlLimits: {
       maxDepth: values.GRAPHQL_MAX_DEPTH,

@@ -114,6 +114,12 @@ export const variables = {
     default: '3600', // 1 hour
     description: 'lifetime of download URLs',
   },
+  OPENAI_WAIT_SECONDS: {
+    type: wholeNumber(1, 600),
+    default: '120', // 2 minutes
+    description:
+      'how long a `/v1` image or speech request waits for its generation before answering `504` with the IDs to find it later (docs/errors.md)',
+  },
   SHUTDOWN_DRAIN_MS: {
     type: wholeNumber(0, 600_000),
     default: '15000', // 15 seconds
