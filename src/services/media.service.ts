@@ -93,6 +93,20 @@ export class MediaService {
       .toBuffer();
   }
 
+  /**
+   * The bytes and type of one media file of the account, for an answer that carries the file
+   * itself (`/v1`); 140004 when it is not the account's or not ready.
+   */
+  async read(actor: Actor, mediaId: string): Promise<{ bytes: Buffer; mimeType: string }> {
+    const [media] = await this.#readyMedia(actor.accountId, [mediaId], 'mediaId');
+    if (media === undefined) {
+      throw new AppError(ErrorCode.NotFound, `No media "${mediaId}" in this account.`, {
+        field: 'mediaId',
+      });
+    }
+    return { bytes: await this.#storage.get(media.storage_key), mimeType: media.mime_type };
+  }
+
   /** The file behind a download URL, or null when the signature is wrong or expired. */
   async resolveDownload(
     mediaId: string,
