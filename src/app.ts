@@ -20,6 +20,7 @@ import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
+import { openaiRoutes } from './edge/openai/openai.routes.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
@@ -152,6 +153,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       tokens: core.oauth.tokens,
       publicUrl: config.publicUrl,
       version: '0.1.0',
+    });
+    await http.register(openaiRoutes, {
+      prefix: '/v1',
+      services: core.services,
+      waitMs: config.openaiWaitMs,
     });
     await http.register(consentPage, {
       oauth: config.oauth,

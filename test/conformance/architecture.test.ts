@@ -107,6 +107,7 @@ const subfolders = [
   'edge/mcp',
   'edge/mcp/tools',
   'edge/oauth',
+  'edge/openai',
   'edge/ui',
   'edge/ui/assets',
   'edge/ws',

@@ -16,7 +16,8 @@ const ownCheck = new Set(['/graphql', '/mcp']);
 async function textInputPlugin(app: FastifyInstance) {
   app.addHook('preValidation', async (request, reply) => {
     const route = request.routeOptions.url ?? '';
-    if (ownCheck.has(route)) return;
+    // The OpenAI-compatible API (`/v1/…`) checks in its own error shape too.
+    if (ownCheck.has(route) || route.startsWith('/v1/')) return;
     const problem =
       findTextProblem(request.params, '') ??
       findTextProblem(request.query, '') ??
