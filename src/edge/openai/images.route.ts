@@ -13,16 +13,14 @@ export function imageRoute(app: FastifyInstance, { services, waitMs, fail }: Ope
       const actor = actorOf(request);
       const asked = imageRequest(request.body, idempotencyKeyOf(request));
       const content = await submitAndAwait(services, actor, 'image', asked.input, reply, waitMs);
+      const base64Of = async (mediaId: string) =>
+        (await services.media.read(actor, mediaId)).bytes.toString('base64');
       const data = [];
       for (const media of content.media) {
         data.push(
           asked.responseFormat === 'url'
             ? { url: media.download.url }
-            : {
-                b64_json: (await services.media.read(actor, media.mediaId)).bytes.toString(
-                  'base64',
-                ),
-              },
+            : { b64_json: await base64Of(media.mediaId) },
         );
       }
       const settings = content.input as { width?: number; height?: number; format?: string };
