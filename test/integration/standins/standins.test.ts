@@ -4,6 +4,8 @@ import sharp from 'sharp';
 import WebSocket from 'ws';
 import { ComfyStandin } from '../../helpers/standins/comfyui.ts';
 import type { HistoryEntry } from '../../helpers/standins/comfyui-run.ts';
+import { ReplicateStandin } from '../../helpers/standins/replicate.ts';
+import { nsfwError } from '../../helpers/standins/replicate-prediction.ts';
 
 // The protocol stand-ins driven with plain fetch and WebSocket, exactly as the protocol notes in
 // ../shared/protocols/ describe the providers, so their fidelity is checked apart from our engines.
@@ -230,5 +232,104 @@ describe('ComfyUI protocol stand-in', () => {
     });
     assert.equal(comfy.http.matching((r) => r.path === '/interrupt').length, 1);
     ws.socket.close();
+  });
+});
+
+describe('Replicate protocol stand-in', () => {
+  let replicate: ReplicateStandin;
+  before(async () => {
+    replicate = await ReplicateStandin.start({ token: 'r8_test' });
+  });
+  after(() => replicate.close());
+
+  const create = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${replicate.apiBase}/models/black-forest-labs/flux-schnell/predictions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer r8_test', 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const get = async (url: string): Promise<Record<string, unknown>> =>
+    (await fetch(url, { headers: { authorization: 'Bearer r8_test' } })).json() as Promise<
+      Record<string, unknown>
+    >;
+
+  it('answers Prefer: wait with the finished prediction, whose output URLs it serves', async () => {
+    const res = await create(
+      { input: { prompt: 'a red fox', num_outputs: 2, width: 32, height: 24 } },
+      { prefer: 'wait=30' },
+    );
+    assert.equal(res.status, 201);
+    const prediction = (await res.json()) as Record<string, unknown> & {
+      output: string[];
+      urls: Record<string, string>;
+    };
+    assert.equal(prediction.status, 'succeeded');
+    assert.equal(prediction.model, 'black-forest-labs/flux-schnell');
+    assert.equal(prediction.version, 'hidden');
+    assert.equal(prediction.error, null);
+    for (const key of ['created_at', 'started_at', 'completed_at', 'metrics']) {
+      assert.ok(prediction[key] !== undefined, `${key} is set on a finished prediction`);
+    }
+    assert.equal(prediction.urls.get, `${replicate.apiBase}/predictions/${prediction.id}`);
+    assert.deepEqual(await get(prediction.urls.get), prediction);
+    assert.equal(prediction.output.length, 2);
+    const file = await fetch(prediction.output[0]!);
+    const { width, height } = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
+    assert.deepEqual({ width, height }, { width: 32, height: 24 });
+  });
+
+  it('reports a refusal as a failed prediction, and auth and throttling as HTTP errors', async () => {
+    replicate.script({ fail: nsfwError });
+    const created = (await (await create({ input: { prompt: 'x' } })).json()) as {
+      id: string;
+      status: string;
+      urls: { get: string };
+    };
+    assert.equal(created.status, 'starting');
+    await replicate.predictions.get(created.id)?.settled();
+    const failed = await get(created.urls.get);
+    assert.deepEqual([failed.status, failed.error, failed.output], ['failed', nsfwError, null]);
+
+    const anonymous = await fetch(created.urls.get);
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.headers.get('content-type'), 'application/problem+json');
+    assert.deepEqual(await anonymous.json(), {
+      title: 'Unauthenticated',
+      detail: 'You did not pass an authentication token',
+      status: 401,
+    });
+    replicate.throttle(1, 2);
+    const throttled = await create({ input: { prompt: 'x' } });
+    assert.deepEqual([throttled.status, throttled.headers.get('retry-after')], [429, '2']);
+    assert.match(((await throttled.json()) as { detail: string }).detail, /throttled/);
+    const invalid = await create({ input: {} });
+    assert.equal(invalid.status, 422);
+  });
+
+  it('cancels a running prediction and records that the cancel reached it', async () => {
+    replicate.script({ manual: true });
+    const before = replicate.predictions.size;
+    const created = (await (await create({ input: { prompt: 'slow' } })).json()) as {
+      id: string;
+      urls: { cancel: string; get: string };
+    };
+    const prediction = replicate.predictions.get(created.id)!;
+    prediction.pace.advance(2); // start, log 1
+    await prediction.pace.waitingAt('log 2');
+    assert.equal((await get(created.urls.get)).status, 'processing');
+
+    const canceled = await fetch(created.urls.cancel, {
+      method: 'POST',
+      headers: { authorization: 'Bearer r8_test' },
+    });
+    assert.equal(canceled.status, 200);
+    assert.equal(((await canceled.json()) as { status: string }).status, 'canceled');
+    const again = await fetch(created.urls.cancel, {
+      method: 'POST',
+      headers: { authorization: 'Bearer r8_test' },
+    });
+    assert.equal(((await again.json()) as { status: string }).status, 'canceled');
+    await replicate.http.received((r) => r.path === `/v1/predictions/${created.id}/cancel`);
+    assert.equal(replicate.predictions.size, before + 1);
   });
 });
