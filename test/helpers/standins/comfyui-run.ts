@@ -64,6 +64,7 @@ export class ComfyRun {
   readonly script: ComfyScript;
   readonly pace: Pace;
   #controller = new AbortController();
+  #current: string | undefined;
 
   constructor(item: QueueItem, script: ComfyScript) {
     this.item = item;
@@ -77,6 +78,11 @@ export class ComfyRun {
 
   get workflow(): Workflow {
     return this.item[2];
+  }
+
+  /** The node executing now, while the run runs. */
+  get currentNode(): string | undefined {
+    return this.#current;
   }
 
   /** Stops the run at its current step, as `/interrupt` does. */
@@ -118,6 +124,7 @@ export class ComfyRun {
       await this.pace.step('start', signal);
       for (const id of order) {
         current = id;
+        this.#current = id;
         emit('executing', { node: id, display_node: id, prompt_id });
         if (workflow[id]!.class_type === 'KSampler') {
           const max = this.script.steps ?? 3;
@@ -135,10 +142,12 @@ export class ComfyRun {
         }
         executed.push(id);
       }
+      this.#current = undefined;
       await this.pace.step('finish', signal);
       record('execution_success', {});
       return entry(true);
     } catch (error) {
+      this.#current = undefined;
       const node = { node_id: current, node_type: workflow[current]?.class_type, executed };
       if (signal.aborted) {
         record('execution_interrupted', node, true);

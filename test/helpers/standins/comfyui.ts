@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../../../src/shared/clock.ts';
 import { ComfyFiles } from './comfyui-files.ts';
 import { validateWorkflow, type Workflow } from './comfyui-graph.ts';
 import { nodeCatalogue } from './comfyui-nodes.ts';
 import { ComfyRun, type ComfyScript, type HistoryEntry, type QueueItem } from './comfyui-run.ts';
+import { ComfySockets } from './comfyui-sockets.ts';
 import { type RecordedRequest, StandinServer, sendEmpty, sendJson } from './standin-server.ts';
 
 /**
@@ -18,12 +17,11 @@ import { type RecordedRequest, StandinServer, sendEmpty, sendJson } from './stan
  * honouring a client `prompt_id`, `number` and `front`; one prompt running at a time, lowest
  * `number` first; `GET /queue` 5-arrays; `GET /history[/{id}]` (`{}` until finished);
  * `POST /interrupt` (optional `prompt_id`) and `POST /queue {delete|clear}` answering 200 empty;
- * `GET /ws?clientId=` with `status` (+`sid`) on connect, per-prompt events to the submitting
- * client only, `progress`/`execution_interrupted` to every socket when the prompt had no
+ * `GET /ws?clientId=` (comfyui-sockets.ts), per-prompt events to the submitting client only, `progress`/`execution_interrupted` to every socket when the prompt had no
  * client_id, and `executing {node: null}` last, after the history entry exists; `/view`,
  * `/upload/image` (comfyui-files.ts); `GET /system_stats` for readiness.
  * Not reproduced: `progress_state`, binary preview frames, `/object_info`, `/models`, `/free`,
- * replay of `executing` on reconnect, `partial_execution_targets`, upload size limits.
+ * `partial_execution_targets`, upload size limits.
  */
 export class ComfyStandin {
   /** Recorded requests, `received` signals, faults and holds. */
@@ -33,8 +31,13 @@ export class ComfyStandin {
   readonly checkpoints: string[];
   #clock: Clock;
   #catalogue;
-  #sockets = new Map<string, WebSocket>();
-  #wss = new WebSocketServer({ noServer: true });
+  #sockets = new ComfySockets(
+    () => this.#remaining(),
+    (clientId) => {
+      const run = this.#running?.run;
+      return run?.item[3].client_id === clientId ? run.currentNode : undefined;
+    },
+  );
   #scripts: ComfyScript[] = [];
   #pending: ComfyRun[] = [];
   #running: { run: ComfyRun; done: Promise<void> } | undefined;
@@ -54,7 +57,7 @@ export class ComfyStandin {
     );
     this.http = new StandinServer(
       (request, res) => this.#route(request, res),
-      (req, socket, head) => this.#upgrade(req, socket, head),
+      (req, socket, head) => this.#sockets.upgrade(req, socket, head, sameOrigin(req.headers)),
     );
   }
 
@@ -123,8 +126,7 @@ export class ComfyStandin {
     running?.run.pace.release();
     running?.run.interrupt();
     await running?.done;
-    for (const socket of this.#sockets.values()) socket.terminate();
-    this.#wss.close();
+    this.#sockets.close();
     await this.http.close();
   }
 
@@ -254,35 +256,8 @@ export class ComfyStandin {
     this.#send('status', { status: { exec_info: { queue_remaining: this.#remaining() } } }, null);
   }
 
-  /** To one client, to every socket (`null`), or to nobody (`undefined`). */
   #send(type: string, data: Record<string, unknown>, to: string | null | undefined): void {
-    if (to === undefined) return;
-    const text = JSON.stringify({ type, data });
-    const sockets = to === null ? [...this.#sockets.values()] : [this.#sockets.get(to)];
-    for (const socket of sockets) if (socket?.readyState === socket?.OPEN) socket?.send(text);
-  }
-
-  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', 'http://stand-in');
-    if (!/^(\/api)?\/ws$/.test(url.pathname) || !sameOrigin(req.headers)) {
-      socket.destroy();
-      return;
-    }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
-      const sid = url.searchParams.get('clientId') || randomUUID().replaceAll('-', '');
-      this.#sockets.set(sid, ws);
-      ws.on('close', () => {
-        if (this.#sockets.get(sid) === ws) this.#sockets.delete(sid);
-      });
-      ws.once('message', (raw) => {
-        const message = JSON.parse(String(raw)) as { type?: string };
-        if (message.type !== 'feature_flags') return;
-        const data = { supports_preview_metadata: true, max_upload_size: 100 * 1024 * 1024 };
-        ws.send(JSON.stringify({ type: 'feature_flags', data }));
-      });
-      const status = { exec_info: { queue_remaining: this.#remaining() } };
-      ws.send(JSON.stringify({ type: 'status', data: { status, sid } }));
-    });
+    this.#sockets.send(type, data, to);
   }
 }
 
