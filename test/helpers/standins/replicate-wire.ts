@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { isFileInput } from './replicate-files.ts';
 
 /**
  * Replicate's header grammar and error body (protocol doc, "Request headers on create",
@@ -42,7 +43,7 @@ export function problem(res: ServerResponse, status: number, title: string, deta
 export function invalidFields(
   body: Record<string, unknown>,
   allowed: readonly string[],
-  required: readonly string[],
+  model: { readonly required?: readonly string[]; readonly fileInputs?: readonly string[] },
 ): string[] {
   const extra = Object.keys(body).filter((key) => !allowed.includes(key));
   const problems = extra.map((key) => `- (root): Additional property ${key} is not allowed`);
@@ -50,6 +51,14 @@ export function invalidFields(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return [...problems, '- (root): input is required'];
   }
-  const missing = required.filter((key) => (input as Record<string, unknown>)[key] === undefined);
-  return [...problems, ...missing.map((key) => `- input: ${key} is required`)];
+  const values = input as Record<string, unknown>;
+  const missing = (model.required ?? []).filter((key) => values[key] === undefined);
+  const badFiles = (model.fileInputs ?? []).filter(
+    (key) => values[key] !== undefined && !isFileInput(values[key]),
+  );
+  return [
+    ...problems,
+    ...missing.map((key) => `- input: ${key} is required`),
+    ...badFiles.map((key) => `- input.${key}: Does not match format 'uri'`),
+  ];
 }

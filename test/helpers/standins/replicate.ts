@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../../../src/shared/clock.ts';
+import { ReplicateFiles } from './replicate-files.ts';
 import { Prediction, type ReplicateScript } from './replicate-prediction.ts';
 import { invalidFields, parseCancelAfter, parsePreferWait, problem } from './replicate-wire.ts';
 import { type RecordedRequest, StandinServer, sendJson } from './standin-server.ts';
@@ -15,7 +16,8 @@ import { type RecordedRequest, StandinServer, sendJson } from './standin-server.
  * `Cancel-After` setting `deadline`; `GET /v1/predictions/{id}`; `POST …/cancel` (idempotent on
  * terminal predictions); 429 `{"detail": …}` with `Retry-After` via `throttle`; output files
  * served by the stand-in itself under `/files/…` (Authorization optional there).
- * Not reproduced: webhooks, SSE streams, `/v1/files`, deployments, listing predictions.
+ * `POST /v1/files` and file inputs (replicate-files.ts).
+ * Not reproduced: webhooks, SSE streams, deployments, listing predictions, file downloads.
  */
 
 /** A model the stand-in hosts; without `version` it is an official model (`version: "hidden"`). */
@@ -24,6 +26,8 @@ export interface HostedModel {
   readonly version?: string;
   /** Input keys the model requires. */
   readonly required?: readonly string[];
+  /** Input keys that take a file: a `data:` URI or an HTTP(S) URL (e.g. a Files API `urls.get`). */
+  readonly fileInputs?: readonly string[];
 }
 
 export interface ReplicateStandinOptions {
@@ -32,6 +36,8 @@ export interface ReplicateStandinOptions {
   readonly clock?: Clock;
   /** How long one second of `Prefer: wait=N` lasts here (default 1000 ms). */
   readonly secondMs?: number;
+  /** Largest `POST /v1/files` upload (default 100 MB, Replicate's limit). */
+  readonly maxFileBytes?: number;
 }
 
 const createKeys = ['input', 'stream', 'webhook', 'webhook_events_filter'];
@@ -42,6 +48,7 @@ export class ReplicateStandin {
   readonly token: string;
   readonly models: readonly HostedModel[];
   readonly predictions = new Map<string, Prediction>();
+  readonly files: ReplicateFiles;
   #clock: Clock;
   #secondMs: number;
   #scripts: ReplicateScript[] = [];
@@ -57,6 +64,7 @@ export class ReplicateStandin {
     ];
     this.#clock = options.clock ?? systemClock;
     this.#secondMs = options.secondMs ?? 1000;
+    this.files = new ReplicateFiles(this.#clock, options.maxFileBytes ?? 100 * 1024 * 1024);
     this.http = new StandinServer((request, res) => this.#route(request, res));
   }
 
@@ -130,6 +138,11 @@ export class ReplicateStandin {
     const denied = this.#authenticate(request);
     if (denied !== undefined) return problem(res, 401, 'Unauthenticated', denied);
 
+    if (request.method === 'POST' && request.path === '/v1/files') {
+      return this.files.create(request, res, this.http.url);
+    }
+    const fileId = /^\/v1\/files\/([^/]+)$/.exec(request.path)?.[1];
+    if (request.method === 'GET' && fileId !== undefined) return this.files.get(fileId, res);
     const model = /^\/v1\/models\/([^/]+\/[^/]+)\/predictions$/.exec(request.path)?.[1];
     if (request.method === 'POST' && model !== undefined)
       return this.#createForModel(request, res, model);
@@ -196,7 +209,7 @@ export class ReplicateStandin {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return problem(res, 400, 'Bad request', 'The request body is not a JSON object.');
     }
-    const invalid = invalidFields(body as Record<string, unknown>, allowed, hosted.required ?? []);
+    const invalid = invalidFields(body as Record<string, unknown>, allowed, hosted);
     if (invalid.length > 0) return problem(res, 422, 'Input validation failed', invalid.join('\n'));
     const input = (body as { input: Record<string, unknown> }).input;
     const wait = parsePreferWait(request.headers.prefer);
