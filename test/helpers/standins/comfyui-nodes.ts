@@ -2,7 +2,9 @@
  * The node classes the ComfyUI stand-in has "installed": the core text-to-image graph
  * (checkpoint, prompts, latent, sampler, decode, save/preview), image input (LoadImage,
  * VAEEncode), core video (CreateVideo, SaveVideo) and Video Helper Suite's VHS_VideoCombine,
- * with the input types and ranges ComfyUI's `nodes.py` declares (protocol doc, "Output node shapes").
+ * with input types and ranges after ComfyUI's `nodes.py` (sampler and scheduler lists shortened;
+ * the video nodes' ranges are the stand-in's own guess). Output shapes: protocol doc,
+ * "Output node shapes".
  */
 
 export type InputSpec =

@@ -17,8 +17,9 @@ import { type RecordedRequest, StandinServer, sendEmpty, sendJson } from './stan
  * honouring a client `prompt_id`, `number` and `front`; one prompt running at a time, lowest
  * `number` first; `GET /queue` 5-arrays; `GET /history[/{id}]` (`{}` until finished);
  * `POST /interrupt` (optional `prompt_id`) and `POST /queue {delete|clear}` answering 200 empty;
- * `GET /ws?clientId=` (comfyui-sockets.ts), per-prompt events to the submitting client only, `progress`/`execution_interrupted` to every socket when the prompt had no
- * client_id, and `executing {node: null}` last, after the history entry exists; `/view`,
+ * `GET /ws?clientId=` (comfyui-sockets.ts) with per-prompt events to the submitting client
+ * only, `progress`/`execution_interrupted` to every socket when the prompt had no client_id,
+ * and `executing {node: null}` last, after the history entry exists; `/view` and
  * `/upload/image` (comfyui-files.ts); `GET /system_stats` for readiness.
  * Not reproduced: `progress_state`, binary preview frames, `/object_info`, `/models`, `/free`,
  * `partial_execution_targets`, upload size limits.
@@ -30,7 +31,7 @@ export class ComfyStandin {
   /** The checkpoints `CheckpointLoaderSimple.ckpt_name` accepts. */
   readonly checkpoints: string[];
   #clock: Clock;
-  #catalogue;
+  #catalogue: ReturnType<typeof nodeCatalogue>;
   #sockets = new ComfySockets(
     () => this.#remaining(),
     (clientId) => {
