@@ -188,25 +188,32 @@ export class TaskRunner {
       },
       Math.max(50, Math.floor(this.#o.leaseMs / 3)),
     );
+    const changed: TaskEvent = {
+      type: 'changed',
+      taskId: task.id,
+      accountId: task.account_id,
+      finished: false,
+    };
     let progress: Promise<unknown> = Promise.resolve();
     let lastProgressAt = Number.NEGATIVE_INFINITY;
     const reportProgress = (value: number) => {
       const now = performance.now(); // elapsed time for pacing, not a date: monotonic
       if (now - lastProgressAt < 250 && value < 1) return;
       lastProgressAt = now;
+      // Each write that took effect is announced, so subscriptions and MCP waits see the
+      // task climb (paced above: at most four a second, plus the last).
       progress = progress
-        .then(() => writeProgress(this.#o.db, task.id, task.lease_token, value))
+        .then(async () => {
+          if (await writeProgress(this.#o.db, task.id, task.lease_token, value)) {
+            await this.#announce(changed);
+          }
+        })
         .catch(() => {});
     };
     const ids = { taskId: task.id, contentId: content.id, modelId: content.model_id };
     this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
     const startedAt = performance.now();
-    await this.#announce({
-      type: 'changed',
-      taskId: task.id,
-      accountId: task.account_id,
-      finished: false,
-    });
+    await this.#announce(changed);
     try {
       const result = await Promise.race([
         this.#execute(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TaskView } from '../../../services/generation-views.ts';
 import { defined } from '../tool-result.ts';
 import { generationOutput, generationResult, inlineImages } from './generation-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
@@ -30,13 +31,16 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
         extra.signal.addEventListener('abort', onAbort, { once: true });
         const progressToken = extra._meta?.progressToken;
         let contentId: string | undefined;
+        let lastMessage: string | undefined;
         try {
           for await (const view of services.results.watchTask(actor, task_id, controller.signal)) {
             contentId = view.contentId;
-            if (progressToken !== undefined) {
+            const message = progressMessage(view);
+            if (progressToken !== undefined && message !== lastMessage) {
+              lastMessage = message;
               await extra.sendNotification({
                 method: 'notifications/progress',
-                params: { progressToken, progress: view.progress, total: 1, message: view.status },
+                params: { progressToken, progress: view.progress, total: 1, message },
               });
             }
             if (view.status === 'finished') break;
@@ -51,3 +55,9 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
       }),
   );
 };
+
+/** What a progress notification says of a task: "queued", "running, 42%", "finished". */
+function progressMessage(task: TaskView): string {
+  if (task.status !== 'running') return task.status;
+  return `running, ${Math.floor(task.progress * 100)}%`;
+}
