@@ -62,12 +62,13 @@ export async function engineRequest(
 ): Promise<EngineRequestOutcome> {
   try {
     const loaded = await kindModule(task.kind).load(input, loaderFor(task.accountId, inputs));
+    // The kind's inputs first: none of them can stand in for the request's own fields.
     const request = {
+      ...(loaded as object),
       taskId: task.taskId,
       kind: task.kind,
       options,
       settings: input,
-      ...(loaded as object),
     };
     return { ok: true, request: request as EngineRequest };
   } catch (error) {

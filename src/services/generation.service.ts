@@ -3,7 +3,7 @@ import type { Actor } from '../domain/actor.ts';
 import { planDebit } from '../domain/credits.ts';
 import { FinishCode } from '../domain/finish-code.ts';
 import { commonFields, maxSeed, type Validated } from '../domain/kinds/fields.ts';
-import { kindModule } from '../domain/kinds/kinds.ts';
+import { defaultsOf, kindModule } from '../domain/kinds/kinds.ts';
 import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
@@ -89,7 +89,8 @@ export class GenerationService {
     const request = {
       ...prepared,
       idempotencyKey: optionalKey(input.idempotencyKey),
-      inputHash: hashInput(input),
+      // Defaults first: a left-out field and its default are the same input on every edge.
+      inputHash: hashInput({ ...defaultsOf(kind), ...input }),
     };
     try {
       return await this.#submit(actor, request);
@@ -214,12 +215,9 @@ export class GenerationService {
         { field: 'input', message: 'must be the object a generate mutation takes' },
       ]);
     }
-    const { model, credits } = await this.#prepare(
-      actor,
-      kind,
-      input as Record<string, unknown>,
-      'estimate',
-    );
+    const raw = input as Record<string, unknown>;
+    const { model, credits } = await this.#prepare(actor, kind, raw, 'estimate');
+    optionalKey(raw.idempotencyKey); // the same rule as a submission, though nothing is kept
     if (actor === null) return { credits, category: model.pricing.category, affordable: null };
     return this.#affordable(actor, model, credits);
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
-import { validateAvatar } from '../../src/domain/kinds/avatar.kind.ts';
+import { avatarKind, validateAvatar } from '../../src/domain/kinds/avatar.kind.ts';
 import { validateSpeech } from '../../src/domain/kinds/speech.kind.ts';
 import { validateVideo } from '../../src/domain/kinds/video.kind.ts';
 import type {
@@ -11,7 +11,7 @@ import type {
   VideoModel,
 } from '../../src/domain/model.ts';
 import { priceOf } from '../../src/domain/model.ts';
-import { priceOfSettings } from '../helpers/kinds.ts';
+import { presentReferences, priceOfSettings } from '../helpers/kinds.ts';
 
 // The rules of the video, speech and avatar kinds (image: image-settings.test.ts), pure.
 const model = <M extends ModelDefinition>(id: string) =>
@@ -138,5 +138,50 @@ describe('avatar settings', () => {
     assert.equal(await priceOfSettings(avatar, audio.settings, 2_050), 2);
     assert.equal(await priceOfSettings(avatar, audio.settings, 2_150), 3);
     assert.equal(await priceOfSettings(avatar, audio.settings, 0), 1);
+  });
+});
+
+describe('reading a request by its kind’s fields', () => {
+  it('names a field the kind does not take, and lets nulls and the common fields through', () => {
+    const r = validateSpeech(voice, {
+      text: 'hi',
+      voiceModelId: 'vm_en',
+      prompt: 'not speech',
+      pitch: null,
+      modelId: 'mdl_atelier-voice',
+      idempotencyKey: 'k',
+    });
+    assert.deepEqual(problems(r), ['prompt 120001']);
+    assert.ok(!r.ok && (r.problems[0]!.allowed as string[]).includes('voiceModelId'));
+  });
+});
+
+describe('an avatar script’s voice', () => {
+  const references = (avatarVoice: string | null) => {
+    const checked: string[] = [];
+    return {
+      checked,
+      checks: {
+        ...presentReferences(),
+        avatar: async () => ({ voiceModelId: avatarVoice }),
+        voice: async (id: string) => {
+          checked.push(id);
+        },
+      },
+    };
+  };
+  const speaker = async (given: string | undefined, avatarVoice: string | null) => {
+    const r = validateAvatar(avatar, { avatarId: 'ava_1', script: 'hi', voiceModelId: given });
+    assert.ok(r.ok);
+    const { checks, checked } = references(avatarVoice);
+    const resolved = await avatarKind.resolve(avatar, r.settings, checks);
+    assert.deepEqual(checked, [resolved.settings.voiceModelId], 'the voice spoken is checked');
+    return resolved.settings.voiceModelId;
+  };
+
+  it('is the given one, else the avatar’s, else the default', async () => {
+    assert.equal(await speaker('voc_given', 'voc_avatars'), 'voc_given');
+    assert.equal(await speaker(undefined, 'voc_avatars'), 'voc_avatars');
+    assert.equal(await speaker(undefined, null), 'voc_en-us');
   });
 });

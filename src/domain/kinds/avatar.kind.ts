@@ -26,7 +26,11 @@ export interface AvatarInputs {
 }
 
 const fields = {
-  avatarId: { type: 'id', required: true, description: 'An avatar of the account (listAvatars).' },
+  avatarId: {
+    type: 'id',
+    required: true,
+    description: 'An avatar of the account, from the avatar list.',
+  },
   script: {
     type: 'string',
     description:

@@ -13,7 +13,11 @@ export interface FieldSpec {
   readonly type: FieldType;
   /** Required on the wire: non-null in GraphQL, a required argument over MCP. */
   readonly required?: boolean;
-  /** The value an edge fills in when the field is left out (GraphQL `count: Int = 1`). */
+  /**
+   * The value a left-out field takes. GraphQL shows it in the schema (`count: Int = 1`) and
+   * fills it in; the service applies it too, and hashes the input with it (idempotency keys
+   * mean the same over every edge).
+   */
   readonly default?: number;
   /** Inclusive bounds of a number. */
   readonly min?: number;
@@ -30,7 +34,11 @@ export const maxSeed = 2_147_483_647;
 
 /** Fields every kind shares, around its own: the model first, the idempotency key last. */
 export const commonFields = {
-  modelId: { type: 'id', required: true, description: 'A ready model of this kind (listModels).' },
+  modelId: {
+    type: 'id',
+    required: true,
+    description: 'A ready model of this kind, from the model list.',
+  },
   idempotencyKey: {
     type: 'string',
     maxLength: 200,
@@ -76,7 +84,7 @@ export class SettingsReader<F extends FieldTable> {
   constructor(raw: Readonly<Record<string, unknown>>, fields: F) {
     this.#raw = raw;
     this.#fields = fields;
-    const known = [...Object.keys(commonFields), ...Object.keys(fields)];
+    const known = Object.keys({ modelId: null, ...fields, idempotencyKey: null });
     for (const key of Object.keys(raw)) {
       if (!known.includes(key) && raw[key] !== undefined && raw[key] !== null) {
         this.problems.push({

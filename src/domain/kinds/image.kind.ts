@@ -35,7 +35,10 @@ const fields = {
   count: { type: 'int', min: 1, max: 100, default: 1, description: 'How many images.' },
   seed: seedField,
   format: { type: 'string', description: 'One of the model’s formats (png, jpeg, webp).' },
-  elementIds: { type: 'idList', description: 'Elements (listElements) to put in the picture.' },
+  elementIds: {
+    type: 'idList',
+    description: 'Elements, from the element list, to put in the picture.',
+  },
 } as const satisfies FieldTable;
 
 /** Checks a raw image request against the model's sizes, formats and limits. */

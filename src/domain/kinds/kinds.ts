@@ -1,6 +1,6 @@
 import type { GenerationKind } from '../model.ts';
 import { avatarKind } from './avatar.kind.ts';
-import { commonFields, type FieldTable } from './fields.ts';
+import { commonFields, type FieldSpec, type FieldTable } from './fields.ts';
 import { imageKind } from './image.kind.ts';
 import type { KindModule } from './kind.ts';
 import { speechKind } from './speech.kind.ts';
@@ -50,19 +50,44 @@ export function inputFieldsOf(kind: GenerationKind): FieldTable {
 }
 
 /**
- * The fields of every kind together (for an estimate that names its kind among its arguments),
- * each optional but the model. Kinds that share a field name declare it with the same type.
+ * The fields of every kind together, for an estimate that names its kind among its arguments:
+ * each optional but the model, no idempotency key (an estimate creates nothing). Kinds that
+ * share a field name declare it with the same type; where their descriptions differ, each
+ * kind's is given ("image: … speech: …").
  */
 export function fieldsOfAnyKind(): FieldTable {
-  const merged: Record<string, FieldTable[string]> = {};
+  const byName = new Map<string, { kind: GenerationKind; spec: FieldSpec }[]>();
   for (const kind of kindNames) {
     for (const [name, spec] of Object.entries(inputFieldsOf(kind))) {
-      const earlier = merged[name];
-      if (earlier !== undefined && earlier.type !== spec.type) {
-        throw new Error(`Field ${name} is ${earlier.type} in one kind, ${spec.type} in ${kind}.`);
-      }
-      merged[name] ??= name === 'modelId' ? spec : { ...spec, required: false };
+      if (name !== 'idempotencyKey')
+        byName.set(name, [...(byName.get(name) ?? []), { kind, spec }]);
     }
   }
-  return merged;
+  return Object.fromEntries(
+    [...byName].map(([name, declared]) => {
+      const first = declared[0]!.spec;
+      const other = declared.find(({ spec }) => spec.type !== first.type);
+      if (other !== undefined) {
+        throw new Error(
+          `Field ${name} is ${first.type} in one kind, ${other.spec.type} in ${other.kind}.`,
+        );
+      }
+      const texts = new Set(declared.map(({ spec }) => spec.description));
+      const description =
+        texts.size === 1
+          ? first.description
+          : declared.map(({ kind, spec }) => `${kind}: ${spec.description ?? ''}`).join(' ');
+      const required = name === 'modelId';
+      return [name, { ...first, required, description }];
+    }),
+  );
+}
+
+/** The defaults of a kind's fields: what a left-out field means. */
+export function defaultsOf(kind: GenerationKind): Readonly<Record<string, number>> {
+  return Object.fromEntries(
+    Object.entries(generationKinds[kind].fields).flatMap(([name, spec]) =>
+      'default' in spec && spec.default !== undefined ? [[name, spec.default]] : [],
+    ),
+  );
 }

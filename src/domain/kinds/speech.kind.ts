@@ -20,7 +20,7 @@ export interface SpeechInputs {
 }
 
 const fields = {
-  voiceModelId: { type: 'id', required: true, description: 'A voice from listVoiceModels.' },
+  voiceModelId: { type: 'id', required: true, description: 'A voice, from the voice list.' },
   text: { type: 'string', required: true, description: 'What is said.' },
   speed: { type: 'float', min: 0.01, max: 100, description: '1 is normal.' },
   pitch: { type: 'float', min: 0.01, max: 100, description: '1 is normal.' },

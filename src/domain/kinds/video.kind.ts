@@ -34,7 +34,10 @@ const fields = {
   aspectRatio: { type: 'string', description: 'e.g. "16:9".' },
   fps: { type: 'int', min: 1, max: 240, description: 'Frames per second the format offers.' },
   seed: seedField,
-  elementIds: { type: 'idList', description: 'Elements (listElements) to put in the scene.' },
+  elementIds: {
+    type: 'idList',
+    description: 'Elements, from the element list, to put in the scene.',
+  },
 } as const satisfies FieldTable;
 
 /**
