@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { inputFieldsOf } from '../../../src/domain/kinds/kinds.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -41,6 +42,9 @@ const speedRange = { min: 0.5, max: 2 };
 const maxElements = { maxElements: 4 };
 const seconds720p = { min: 1, max: 10 };
 const resolutions = ['512p', '720p'];
+/** A field the kind does not take is named, with the kind's fields as what is allowed. */
+const imageFields = Object.keys(inputFieldsOf('image'));
+const speechFields = Object.keys(inputFieldsOf('speech'));
 
 const rows: readonly Row[] = [
   ['format gif', 'image', { format: 'gif' }, '120002', 'format', imageFormats],
@@ -62,7 +66,15 @@ const rows: readonly Row[] = [
   ['a video field', 'estimate image', { durationSeconds: 5 }, '120001', 'durationSeconds'],
   ['25 fps', 'estimate video', { fps: 25 }, '120002', 'fps', [24, 30]],
   ['speed 50', 'estimate speech', { speed: 50 }, '120002', 'speed', speedRange],
-  ['an image field', 'estimate speech', { prompt: 'a harbour' }, '120001', 'prompt'],
+  ['an image field', 'estimate speech', { prompt: 'a harbour' }, '120001', 'prompt', speechFields],
+  ['a typo', 'estimate image', { coutn: 2 }, '120001', 'coutn', imageFields],
+  [
+    'a 201-character key',
+    'estimate video',
+    { idempotencyKey: 'k'.repeat(201) },
+    '120001',
+    'idempotencyKey',
+  ],
   ['resolution 4k', 'estimate avatar', { resolution: '4k' }, '120002', 'resolution', resolutions],
 ];
 
@@ -188,6 +200,23 @@ describeEachBackend('the same bad generation input over GraphQL and MCP (issue 1
     }
     const ok = { graphql: 'ok', mcp: 'ok' };
     assert.deepEqual(answers, { image: ok, video: ok, speech: ok, avatar: ok });
+  });
+
+  it('over MCP, an argument a generate tool does not take is named, not dropped', async () => {
+    // GraphQL refuses an unknown input field before anything runs (a schema rule of its own);
+    // MCP has no such check, so the service names it, with the same code as an estimate.
+    const client = await connectMcpClient(t, user.token);
+    try {
+      const args = { model_id: 'mdl_atelier-sketch', prompt: 'a harbour', promt: 'typo' };
+      const result = (await client.callTool({
+        name: 'generate_image',
+        arguments: args,
+      })) as CallToolResult;
+      assert.deepEqual(toolError(result), { code: '120001', field: 'promt', allowed: imageFields });
+      assert.equal(await countContents(database, user.accountId), 0, 'nothing created');
+    } finally {
+      await client.close();
+    }
   });
 
   for (const [name, operation, change, code, field, allowed] of rows) {

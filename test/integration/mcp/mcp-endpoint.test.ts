@@ -92,9 +92,10 @@ describeEachBackend(
           assert.ok(names.includes(name), name);
         }
         const generate = tools.find((tool) => tool.name === 'generate_image')!;
+        // Idempotent only with a key, which is optional: no idempotentHint for a client to trust.
         assert.deepEqual(
           [generate.annotations?.readOnlyHint, generate.annotations?.idempotentHint],
-          [false, true],
+          [false, false],
         );
         assert.ok(generate.outputSchema);
 

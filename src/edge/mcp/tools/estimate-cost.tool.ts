@@ -13,12 +13,12 @@ export const registerEstimateCost: RegisterTool = (server, { actor, services, ru
       title: 'Estimate a generation',
       description:
         'What a generate_* tool would charge for these arguments (the same ones, with the kind), and whether the account can afford it. Spends nothing.',
-      inputSchema: {
+      inputSchema: z.looseObject({
         kind: kindArgument()
           .optional()
           .describe('The kind of generation: image (the default), video, speech or avatar.'),
         ...toolShape(fieldsOfAnyKind()),
-      },
+      }),
       outputSchema: {
         credits: z.number(),
         category: z.string().nullable(),

@@ -9,7 +9,9 @@ export function kindArgument() {
 }
 
 /**
- * A kind's field table as a tool's input schema: snake_case names, the JSON type of each
+ * A kind's field table as a tool's input schema (tools wrap it in `z.looseObject`, so an
+ * argument the kind does not take reaches the service, which names it, instead of being
+ * dropped): snake_case names, the JSON type of each
  * field and its description. Types only: every rule beyond the type (ranges, lengths, the
  * model's formats) is the kind's, answered by the service as a tool error with the catalogue
  * code, the field and what is allowed, exactly as over GraphQL.

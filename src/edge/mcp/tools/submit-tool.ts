@@ -16,8 +16,8 @@ export function submitTool(kind: AnyKindModule): RegisterTool {
       name,
       defined(name, () => ({
         title: kind.title,
-        description: `Starts ${kind.summary} and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice. Then call wait_for_generation with the task_id.`,
-        inputSchema: toolShape(inputFieldsOf(kind.kind)),
+        description: `Starts ${kind.summary} and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice (without a key, every call charges). Then call wait_for_generation with the task_id.`,
+        inputSchema: z.looseObject(toolShape(inputFieldsOf(kind.kind))),
         outputSchema: {
           content_id: z.string(),
           task_id: z.string(),

@@ -28,11 +28,14 @@ export const annotations = {
     idempotentHint: false,
     openWorldHint: false,
   },
-  /** Charges credits; the same idempotency_key and input return the same generation. */
+  /**
+   * Charges credits. Not idempotent as such: only a call with the same idempotency_key (optional)
+   * and input returns the same generation; without one, every call charges.
+   */
   submit: {
     readOnlyHint: false,
     destructiveHint: false,
-    idempotentHint: true,
+    idempotentHint: false,
     openWorldHint: false,
   },
   /** Ends something for good; calling again changes nothing more. */
