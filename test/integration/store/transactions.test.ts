@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { kindNames } from '../../../src/domain/kinds/kinds.ts';
 import { newId } from '../../../src/shared/ids.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
 import { changeBalance, listBalances } from '../../../src/store/credit.store.ts';
@@ -144,5 +145,25 @@ describeEachBackend('concurrent transactions never interleave', (backend) => {
     await assert.rejects(writer, /roll back/);
     assert.equal(seenInside, -100);
     assert.equal(outside, 25, 'the outside read saw committed data only');
+  });
+});
+
+describeEachBackend('the schema knows the kinds the code does', (backend) => {
+  let database: Database;
+  before(async () => {
+    database = await createTestDatabase(backend);
+  });
+  after(() => database.close());
+
+  it('contents.kind allows exactly the generation kinds (a new kind needs a migration)', async () => {
+    const { rows } = await sql<{ definition: string }>`
+      SELECT pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c
+      JOIN pg_class t ON t.oid = c.conrelid
+      WHERE t.relname = 'contents' AND c.contype = 'c' AND pg_get_constraintdef(c.oid) LIKE '%kind%'`.execute(
+      database.db,
+    );
+    assert.equal(rows.length, 1, 'one CHECK on contents.kind');
+    const allowed = [...rows[0]!.definition.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
+    assert.deepEqual(allowed.sort(), [...kindNames].sort());
   });
 });
