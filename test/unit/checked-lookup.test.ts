@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { describe, it } from 'node:test';
-import { checkedLookup } from '../../src/auth/oauth/client-metadata-fetch.ts';
+import { checkedLookup } from '../../src/shared/public-fetch.ts';
 
 /** Calls a lookup as net does and gives back what it answered. */
 function ask(

@@ -2,11 +2,8 @@ import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { isLoopbackHostname } from '../../shared/loopback.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
-import {
-  fetchMetadataDocument,
-  type MetadataFetchOptions,
-  privateAddressProblem,
-} from './client-metadata-fetch.ts';
+import { privateAddressProblem } from '../../shared/public-fetch.ts';
+import { fetchMetadataDocument, type MetadataFetchOptions } from './client-metadata-fetch.ts';
 import type { OAuthClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 

@@ -1,0 +1,150 @@
+import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { classifyAddress } from './public-address.ts';
+
+// A GET to a URL someone else chose (a client's metadata document, a provider's output link):
+// no redirects, a deadline over the whole exchange, a size cap, and — for a host that must be
+// public — a socket that dials only addresses that were checked (no DNS-rebinding gap).
+
+/** How a host name becomes the addresses to connect to: DNS (getaddrinfo) unless a test says. */
+export type ResolveHost = (hostname: string) => Promise<readonly LookupAddress[]>;
+
+const resolveWithDns: ResolveHost = (hostname) => dnsLookup(hostname, { all: true });
+
+/** How the addresses of a public host are found and dialled; the defaults are production's. */
+export interface AddressCheckOptions {
+  resolveHost?: ResolveHost;
+  /**
+   * Tests only: the address dialled for one that passed the check, so that a test's public
+   * addresses can reach a local server. Production dials the checked address itself. There is
+   * deliberately no way to turn the check off: tests that skipped it hid a bug that refused
+   * every IPv4 host.
+   */
+  dialAddress?: (checked: string) => string;
+}
+
+export interface PublicFetchOptions extends AddressCheckOptions {
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+  readonly accept?: string;
+  /** Aborts the exchange (with the signal's reason). */
+  readonly signal?: AbortSignal;
+  /** Tests only: trust this CA. */
+  readonly ca?: string;
+  /**
+   * Skips the address check: only for a host the operator configured (a provider's own
+   * origin), never for one a remote party chose.
+   */
+  readonly trustedHost?: boolean;
+}
+
+export interface FetchedBytes {
+  readonly bytes: Buffer;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/**
+ * Why an address literal written in a URL may not be fetched from, or null when it may: every
+ * special-purpose range of both families is refused (shared/public-address.ts).
+ */
+export function privateAddressProblem(address: string): string | null {
+  const verdict = classifyAddress(address);
+  return verdict.public ? null : `a private address (${address}: ${verdict.range})`;
+}
+
+/**
+ * GETs `url` and resolves with its body when the answer is 200; rejects with a readable reason
+ * otherwise (`HTTP 302, redirects are not followed`, `larger than N bytes`, `timed out`, a
+ * private address). An address literal in the URL is checked by the caller.
+ */
+export function fetchPublic(url: URL, options: PublicFetchOptions): Promise<FetchedBytes> {
+  const { maxBytes, timeoutMs } = options;
+  const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  return new Promise<FetchedBytes>((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        headers: { accept: options.accept ?? '*/*' },
+        ...(options.trustedHost === true ? {} : { lookup: checkedLookup(options) }),
+        timeout: timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.ca ? { ca: options.ca } : {}),
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          const status = res.statusCode ?? 0;
+          const why = status >= 300 && status < 400 ? ', redirects are not followed' : '';
+          return reject(new Error(`HTTP ${status}${why}`));
+        }
+        res.on('error', reject);
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          res.destroy(new Error(`larger than ${maxBytes} bytes`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) {
+            res.destroy(new Error(`larger than ${maxBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ bytes: Buffer.concat(chunks), headers: res.headers }));
+      },
+    );
+    // `timeout` bounds a silent socket; this bounds the whole exchange (a server dripping a
+    // byte at a time never goes silent).
+    const deadline = setTimeout(() => req.destroy(new Error('timed out')), timeoutMs);
+    req.on('close', () => clearTimeout(deadline));
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * The socket's `lookup`: resolves, refuses the name if any address is not public (a name that
+ * also points inside is not a public website), and answers in the shape net asked for.
+ */
+export function checkedLookup(options: AddressCheckOptions): LookupFunction {
+  const resolveHost = options.resolveHost ?? resolveWithDns;
+  const dial = options.dialAddress ?? ((address: string) => address);
+  const addressesOf = async (hostname: string, family: number): Promise<LookupAddress[]> => {
+    const resolved = await resolveHost(hostname);
+    for (const { address } of resolved) {
+      // The range, not the address: a name in this server's own DNS may be internal, and the
+      // error is shown to whoever asked.
+      const verdict = classifyAddress(address);
+      if (!verdict.public) {
+        throw new Error(`${hostname} resolves to a private address (${verdict.range})`);
+      }
+    }
+    const usable = resolved
+      .filter((a) => family === 0 || a.family === family)
+      .map((a) => dial(a.address))
+      .map((address) => ({ address, family: isIP(address) }));
+    if (usable.length === 0) throw new Error(`${hostname} has no address`);
+    return usable;
+  };
+  return (hostname, lookupOptions, callback) => {
+    const asked = lookupOptions.family;
+    const family = asked === 4 || asked === 'IPv4' ? 4 : asked === 6 || asked === 'IPv6' ? 6 : 0;
+    addressesOf(hostname, family).then(
+      (addresses) => {
+        if (lookupOptions.all) return callback(null, addresses);
+        const [first] = addresses as [LookupAddress];
+        callback(null, first.address, first.family);
+      },
+      (error: Error) => callback(error, '', 0),
+    );
+  };
+}
