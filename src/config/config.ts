@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
 import { readConfigFile } from './config-file.ts';
 import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './deployment.ts';
+import { modelCredentials } from './model-credentials.ts';
 import type { QueryLimits } from './query-limits.ts';
 import { defaultsOf, shapeOf, type Variable } from './variable.ts';
 import { variables } from './variables.ts';
@@ -27,6 +28,11 @@ export interface Config extends DeploymentConfig {
   readonly logLevel: LogLevel;
   /** Models added to (or replacing, by modelId) the built-in catalogue. */
   readonly models: readonly ModelDefinition[];
+  /**
+   * The model servers' credentials, by the variable names models give in `apiKeyEnv`. A Map,
+   * so that serialising the configuration (a log line, a debug dump) shows none of them.
+   */
+  readonly secrets: ReadonlyMap<string, string>;
   /** Credit categories spent, in this order, by models that name none. */
   readonly creditCategories: readonly string[];
   /** Tasks this process runs at once; 0 for an API-only node. */
@@ -181,6 +187,12 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
   }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
+  // MODELS on its own, so a missing credential is listed even when another variable is wrong.
+  const models = variables.MODELS.type.safeParse(raw.MODELS);
+  const credentials = models.success
+    ? modelCredentials(models.data as ModelDefinition[], env)
+    : { secrets: new Map<string, string>(), problems: [] };
+  problems.push(...credentials.problems);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const values = parsed.data;
@@ -197,6 +209,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     databaseUrl: values.DATABASE_URL,
     logLevel: values.LOG_LEVEL,
     models: values.MODELS as ModelDefinition[],
+    secrets: credentials.secrets,
     creditCategories: values.CREDIT_CATEGORIES,
     workerConcurrency: values.WORKER_CONCURRENCY,
     taskLeaseMs: values.TASK_LEASE_MS,

@@ -1,0 +1,46 @@
+import type { ModelDefinition } from '../domain/model.ts';
+import { isHttpOrigin } from './values.ts';
+
+/** What models' options say about reaching their model servers, checked at start. */
+export interface ModelCredentials {
+  /** Values of the variables models name in `apiKeyEnv`, by name. Never logged or stored. */
+  readonly secrets: ReadonlyMap<string, string>;
+  readonly problems: readonly string[];
+}
+
+const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Reads the credentials models name by environment variable (`engineOptions.apiKeyEnv`) and
+ * checks their base URLs: a variable that is not set, or a `baseUrl` that is not an http(s)
+ * URL, is a problem listed with every other one at start. This is the one place secrets are
+ * read from the environment; core hands them to the engines.
+ */
+export function modelCredentials(
+  models: readonly ModelDefinition[],
+  env: Readonly<Record<string, string | undefined>>,
+): ModelCredentials {
+  const secrets = new Map<string, string>();
+  const problems: string[] = [];
+  for (const [index, model] of models.entries()) {
+    const where = `MODELS[${index}] (${model.modelId})`;
+    const { apiKeyEnv, baseUrl } = model.engineOptions;
+    if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !isHttpOrigin(baseUrl))) {
+      problems.push(`${where}: engineOptions.baseUrl must be an http(s) URL without a query`);
+    }
+    if (apiKeyEnv === undefined) continue;
+    if (typeof apiKeyEnv !== 'string' || !variableName.test(apiKeyEnv)) {
+      problems.push(`${where}: engineOptions.apiKeyEnv must be an environment variable name`);
+      continue;
+    }
+    const value = env[apiKeyEnv];
+    if (value === undefined || value === '') {
+      problems.push(
+        `${where}: engineOptions.apiKeyEnv names ${apiKeyEnv}, which is not set (the model server's API key)`,
+      );
+      continue;
+    }
+    secrets.set(apiKeyEnv, value);
+  }
+  return { secrets, problems };
+}
