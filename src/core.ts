@@ -22,6 +22,7 @@ import type { Services } from './edge/services.ts';
 import type { Engine } from './engines/engine.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
 import { bindingProblems, builtinEngines } from './engines/registry.ts';
+import { createRemoteDeps, type RemoteDepsOptions } from './engines/remote/create-remote-deps.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
@@ -73,6 +74,8 @@ export interface CoreOverrides {
    * DNS answers, the checked address dialled locally), and size the cache.
    */
   cimdFetch?: Pick<ClientMetadataOptions, 'ca' | 'resolveHost' | 'dialAddress' | 'maxCached'>;
+  /** Tests only: the same for the output URLs remote engines fetch from public hosts. */
+  remoteFetch?: RemoteDepsOptions['publicNetwork'];
 }
 
 /** The authorization server for MCP clients, transport-free. */
@@ -126,7 +129,17 @@ export function catalogueModels(
 /** Opens (or adopts) the database, applies migrations and builds every service. */
 export async function buildCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
   const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
-  const engines = builtinEngines(ffmpeg);
+  const clock = overrides.clock ?? systemClock;
+  // Queue gauges read the database at scrape time, once it is open (below).
+  const metrics = new PrometheusMetrics({ queue: () => queueDepth(database.db) });
+  const remote = createRemoteDeps({
+    secrets: config.secrets,
+    ffmpeg,
+    clock,
+    observe: (backend, outcome, ms) => metrics.observeBackendCall(backend, outcome, ms / 1000),
+    ...(overrides.remoteFetch ? { publicNetwork: overrides.remoteFetch } : {}),
+  });
+  const engines = builtinEngines(ffmpeg, remote);
   const models = catalogueModels(config, engines);
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
@@ -138,8 +151,6 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
   try {
     if (owned) await migrateToLatest(database.db);
     const db = database.db;
-    const clock = overrides.clock ?? systemClock;
-    const metrics = new PrometheusMetrics({ queue: () => queueDepth(db) });
     const events: TaskEvents =
       database.connectionUrl === null
         ? new LocalTaskEvents()

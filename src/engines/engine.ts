@@ -1,7 +1,7 @@
 import { FinishCode } from '../domain/finish-code.ts';
 import type { InputsOf, SettingsOf } from '../domain/kinds/kinds.ts';
 import type { MediaKind } from '../domain/media.ts';
-import type { GenerationKind } from '../domain/model.ts';
+import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
 
 interface RequestBase {
   readonly taskId: string;
@@ -59,6 +59,11 @@ export interface Engine {
   /** The kinds it makes; a model of another kind bound to it is refused at start. */
   readonly kinds: readonly GenerationKind[];
   run(request: EngineRequest, context: EngineContext): Promise<EngineResult>;
+  /**
+   * What is wrong with a model's `engineOptions` for this engine (a missing `baseUrl`, a voice
+   * without a name…), each problem a readable sentence; listed with every other at start.
+   */
+  checkOptions?(model: ModelDefinition): string[];
 }
 
 /** The answer of an engine given a kind it does not make: a catalogue mistake, not a retry. */

@@ -3,12 +3,17 @@ import type { Engine } from './engine.ts';
 import { fakeEngine, noopEngine } from './fake/fake.engine.ts';
 import type { Ffmpeg } from './media/ffmpeg.ts';
 import { proceduralImageEngine } from './procedural-image/procedural-image.engine.ts';
+import type { RemoteDeps } from './remote/remote-deps.ts';
 import { speechEngine } from './speech/speech.engine.ts';
 import { talkingPortraitEngine } from './video/avatar.engine.ts';
 import { proceduralVideoEngine } from './video/video.engine.ts';
 
-/** Engines by name. The media engines share one ffmpeg (binary paths from the configuration). */
-export function builtinEngines(ffmpeg: Ffmpeg): ReadonlyMap<string, Engine> {
+/**
+ * Engines by name. The media engines share one ffmpeg (binary paths from the configuration);
+ * the remote ones share `remote` (credentials, output fetches, metrics, checks).
+ */
+export function builtinEngines(ffmpeg: Ffmpeg, remote: RemoteDeps): ReadonlyMap<string, Engine> {
+  void remote; // the openai-* engines take it (next commit)
   const engines = [
     proceduralImageEngine,
     proceduralVideoEngine(ffmpeg),
@@ -21,12 +26,13 @@ export function builtinEngines(ffmpeg: Ffmpeg): ReadonlyMap<string, Engine> {
 }
 
 /**
- * What is wrong with binding these models to these engines: an engine that does not exist, or
- * one that does not make the model's kind. Every problem is listed; none means all is well.
+ * What is wrong with binding these models to these engines: an engine that does not exist,
+ * one that does not make the model's kind, or options the engine cannot use. Every problem is
+ * listed; none means all is well.
  */
 export function bindingProblems(
   models: readonly ModelDefinition[],
-  engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
+  engines: ReadonlyMap<string, Pick<Engine, 'kinds' | 'checkOptions'>>,
 ): string[] {
   const names = [...engines.keys()].join(', ');
   return models.flatMap((model) => {
@@ -39,6 +45,6 @@ export function bindingProblems(
         `${model.modelId}: engine "${model.engine}" makes ${engine.kinds.join(', ')}, not ${model.kind}`,
       ];
     }
-    return [];
+    return (engine.checkOptions?.(model) ?? []).map((problem) => `${model.modelId}: ${problem}`);
   });
 }

@@ -38,6 +38,8 @@ export interface Metrics {
   observeTaskFinished(modelId: string, finishCode: number, seconds: number): void;
   /** Balance changes of one reason, counted once their transaction has committed. */
   countCredits(reason: CreditReason, amounts: readonly CreditAmount[]): void;
+  /** One HTTP call of a model server (every attempt); `backend` is `${engine} ${origin}`. */
+  observeBackendCall(backend: string, outcome: 'ok' | 'failed', seconds: number): void;
   /** Prometheus text exposition format (`contentType`). */
   render(): Promise<string>;
   readonly contentType: string;
@@ -61,6 +63,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #graphql: Counter<'operation_type' | 'outcome'>;
   readonly #tasks: Histogram<'model_id' | 'finish_code'>;
   readonly #credits: Counter<'category' | 'reason'>;
+  readonly #backends: Histogram<'backend' | 'outcome'>;
 
   constructor(options: { queue: () => Promise<readonly QueueSnapshotRow[]> }) {
     this.#queue = options.queue;
@@ -89,6 +92,13 @@ export class PrometheusMetrics implements Metrics {
       name: 'atelier_credits_total',
       help: 'Credits moved by committed balance changes, by category and reason.',
       labelNames: ['category', 'reason'],
+      registers,
+    });
+    this.#backends = new Histogram({
+      name: 'atelier_backend_call_duration_seconds',
+      help: 'Calls of model servers (each attempt), by backend (engine and origin) and outcome.',
+      labelNames: ['backend', 'outcome'],
+      buckets: taskBuckets,
       registers,
     });
     const snapshot = () => this.#queueSnapshot();
@@ -147,6 +157,10 @@ export class PrometheusMetrics implements Metrics {
     for (const { category, amount } of amounts) {
       if (amount > 0) this.#credits.inc({ category, reason }, amount);
     }
+  }
+
+  observeBackendCall(backend: string, outcome: 'ok' | 'failed', seconds: number): void {
+    this.#backends.observe({ backend, outcome }, seconds);
   }
 
   render(): Promise<string> {

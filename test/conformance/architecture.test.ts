@@ -114,6 +114,7 @@ const subfolders = [
   'engines/fake',
   'engines/media',
   'engines/procedural-image',
+  'engines/remote',
   'engines/speech',
   'engines/video',
   'store/migrations',

@@ -8,9 +8,12 @@ import { catalogueModels } from '../../src/core.ts';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
 import { Ffmpeg } from '../../src/engines/media/ffmpeg.ts';
 import { bindingProblems, builtinEngines } from '../../src/engines/registry.ts';
+import { createRemoteDeps } from '../../src/engines/remote/create-remote-deps.ts';
 
 // A model runs on an engine that makes its kind, or the service does not start.
-const engines = builtinEngines(Ffmpeg.resolve());
+const ffmpeg = Ffmpeg.resolve();
+const remote = createRemoteDeps({ secrets: new Map(), ffmpeg, observe: () => {} });
+const engines = builtinEngines(ffmpeg, remote);
 const cwd = mkdtempSync(path.join(tmpdir(), 'atelier-binding-'));
 const sketch = builtinModels.find((m) => m.modelId === 'mdl_atelier-sketch')!;
 
@@ -27,6 +30,21 @@ describe('binding models to engines', () => {
     assert.deepEqual(bindingProblems(models, engines), [
       'mdl_spoken-picture: engine "espeak" makes speech, not image',
       `mdl_elsewhere: engine "dall-e" does not exist (engines: ${[...engines.keys()].join(', ')})`,
+    ]);
+  });
+
+  it("lists what an engine finds wrong in a model's options, under the model's id", () => {
+    const picky = {
+      kinds: ['image' as const],
+      checkOptions: (m: { engineOptions: Readonly<Record<string, unknown>> }) =>
+        m.engineOptions.baseUrl === undefined ? ['engineOptions.baseUrl is required'] : [],
+    };
+    const models = [
+      { ...sketch, modelId: 'mdl_no-url', engine: 'picky' },
+      { ...sketch, modelId: 'mdl_url', engine: 'picky', engineOptions: { baseUrl: 'http://x/v1' } },
+    ];
+    assert.deepEqual(bindingProblems(models, new Map([['picky', picky]])), [
+      'mdl_no-url: engineOptions.baseUrl is required',
     ]);
   });
 

@@ -1,0 +1,100 @@
+import { isIP } from 'node:net';
+import sharp from 'sharp';
+import type { Clock } from '../../shared/clock.ts';
+import { isPublicHostname } from '../../shared/public-address.ts';
+import {
+  type AddressCheckOptions,
+  fetchPublic,
+  privateAddressProblem,
+} from '../../shared/public-fetch.ts';
+import type { Ffmpeg } from '../media/ffmpeg.ts';
+import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
+
+/** How long one output download may take, whatever its size. */
+const outputTimeoutMs = 120_000; // 2 minutes
+
+/** Largest decoded image accepted from a provider: 16k × 16k, as the model schema allows. */
+const maxImagePixels = 16_384 * 16_384;
+
+export interface RemoteDepsOptions {
+  /** Credentials by variable name, read by config at start. */
+  readonly secrets: ReadonlyMap<string, string>;
+  readonly ffmpeg: Ffmpeg;
+  readonly observe: RemoteDeps['observe'];
+  readonly clock?: Clock;
+  /** Tests only: how public hosts resolve and which local address stands for them. */
+  readonly publicNetwork?: AddressCheckOptions & { ca?: string };
+}
+
+/** The production {@link RemoteDeps}: sharp and ffprobe for checks, the CIMD address filter. */
+export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
+  return {
+    secret: (name) => o.secrets.get(name),
+    fetchOutput: (url, options) => fetchOutput(url, options, o.publicNetwork ?? {}),
+    observe: o.observe,
+    probe: {
+      async image(bytes) {
+        const meta = await sharp(bytes, { failOn: 'error', limitInputPixels: maxImagePixels })
+          .metadata()
+          .catch((error: Error) => {
+            throw new RemoteOutputError(`not a readable image (${error.message})`);
+          });
+        if (meta.width === undefined || meta.height === undefined) {
+          throw new RemoteOutputError('an image without dimensions');
+        }
+        return { format: meta.format ?? 'unknown', width: meta.width, height: meta.height };
+      },
+      async media(bytes, signal) {
+        const probed = await o.ffmpeg.probe(bytes, signal).catch((error: Error) => {
+          signal.throwIfAborted();
+          throw new RemoteOutputError(`not readable media (${error.message})`);
+        });
+        return {
+          durationMs: probed.durationMs,
+          hasVideo: probed.streams.some((s) => s.type === 'video'),
+          hasAudio: probed.streams.some((s) => s.type === 'audio'),
+        };
+      },
+    },
+    ...(o.clock === undefined ? {} : { clock: o.clock }),
+  };
+}
+
+async function fetchOutput(
+  href: string,
+  o: { providerOrigin: string; maxBytes: number; signal: AbortSignal },
+  network: AddressCheckOptions & { ca?: string },
+): Promise<{ bytes: Buffer; contentType: string | null }> {
+  const url = URL.canParse(href) ? new URL(href) : null;
+  if (url === null)
+    throw new RemoteOutputError('the provider returned an output URL that is not a URL');
+  const own = url.origin === new URL(o.providerOrigin).origin;
+  if (!own) {
+    const problem = publicHostProblem(url);
+    if (problem !== null) {
+      throw new RemoteOutputError(`output URL refused: ${problem}`);
+    }
+  }
+  try {
+    const { bytes, headers } = await fetchPublic(url, {
+      ...network,
+      maxBytes: o.maxBytes,
+      timeoutMs: outputTimeoutMs,
+      signal: o.signal,
+      trustedHost: own,
+    });
+    return { bytes, contentType: headers['content-type'] ?? null };
+  } catch (error) {
+    o.signal.throwIfAborted();
+    throw new RemoteOutputError(`output could not be fetched (${(error as Error).message})`);
+  }
+}
+
+/** Why a URL that is not the provider's own may not be fetched, or null (https, public host). */
+function publicHostProblem(url: URL): string | null {
+  if (url.protocol !== 'https:') return `${url.protocol} is not https`;
+  if (url.username !== '' || url.password !== '') return 'credentials in the URL';
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) !== 0) return privateAddressProblem(host);
+  return isPublicHostname(url.hostname) ? null : `${url.hostname} is not a public host`;
+}

@@ -1,0 +1,44 @@
+import type { Clock } from '../../shared/clock.ts';
+
+/**
+ * What a remote engine (one that drives a model server over HTTP) needs from outside the
+ * engines: its credentials, a careful fetch for the outputs a provider links to, a place to
+ * report each call, and the probes that check outputs. Built by the composition root
+ * (core.ts, through {@link createRemoteDeps}); engines import only domain/ and shared/.
+ */
+export interface RemoteDeps {
+  /** The value of an environment variable a model's options name (`apiKeyEnv`); resolved by config at start. */
+  secret(name: string): string | undefined;
+  /**
+   * Fetches a URL a provider returned for an output: only from `providerOrigin` itself or a
+   * public https host (the CIMD address filter; the socket dials the checked address), at most
+   * `maxBytes`, aborted by `signal`. Throws a {@link RemoteOutputError} with a readable reason
+   * otherwise.
+   */
+  fetchOutput(
+    url: string,
+    o: { providerOrigin: string; maxBytes: number; signal: AbortSignal },
+  ): Promise<{ bytes: Buffer; contentType: string | null }>;
+  /** Records one call of a backend (for /metrics and /readyz): backend = `${engine} ${origin}`. */
+  observe(backend: string, outcome: 'ok' | 'failed', ms: number): void;
+  /** Outputs are checked before they are stored: images decoded (sharp), audio/video probed (ffmpeg). */
+  probe: {
+    image(bytes: Buffer): Promise<{ format: string; width: number; height: number }>;
+    media(
+      bytes: Buffer,
+      signal: AbortSignal,
+    ): Promise<{ durationMs: number | null; hasVideo: boolean; hasAudio: boolean }>;
+  };
+  /** Time for `Retry-After` dates; the system clock when absent. */
+  clock?: Clock;
+}
+
+/** An output a provider linked to that could not be fetched, or was not what it should be. */
+export class RemoteOutputError extends Error {
+  override readonly name = 'RemoteOutputError';
+}
+
+/** The backend label of a provider call: the engine and the origin it talks to (no path, no key). */
+export function backendName(engine: string, baseUrl: string): string {
+  return `${engine} ${new URL(baseUrl).origin}`;
+}

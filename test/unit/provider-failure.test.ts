@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FinishCode } from '../../src/domain/finish-code.ts';
+import {
+  providerFailure,
+  readProviderError,
+  redact,
+} from '../../src/engines/remote/provider-failure.ts';
+
+const key = 'sk-proj-Abc123Def456Ghi789';
+
+function answer(status: number, body: unknown): Response {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Response(text, { status, headers: { 'content-type': 'application/json' } });
+}
+
+describe('redacting credentials from what a provider says', () => {
+  it('removes every configured secret, wherever it appears', () => {
+    assert.equal(
+      redact(`key ${key} and again ${key}.`, [key]),
+      'key [redacted] and again [redacted].',
+    );
+  });
+
+  it('masks key-like and bearer text even when the provider altered the key', () => {
+    const said = 'Incorrect API key provided: sk-proj-****************i789. Bearer abc.def';
+    const out = redact(said, [key]);
+    assert.doesNotMatch(out, /i789|abc\.def/);
+    assert.match(out, /Incorrect API key provided: \[redacted\]/);
+  });
+
+  it('leaves ordinary text alone', () => {
+    assert.equal(
+      redact('Rate limit reached for requests', [key]),
+      'Rate limit reached for requests',
+    );
+  });
+});
+
+describe('a provider error becomes a finish', () => {
+  it('a content-policy refusal is rejected input (4), with the message', async () => {
+    for (const error of [
+      {
+        message: 'Your request was rejected by the safety system.',
+        type: 'image_generation_user_error',
+        code: 'moderation_blocked',
+      },
+      {
+        message: 'Rejected as a result of our safety system.',
+        type: 'invalid_request_error',
+        code: 'content_policy_violation',
+      },
+    ]) {
+      const failure = providerFailure(
+        'OpenAI',
+        await readProviderError(answer(400, { error: error })),
+        [key],
+      );
+      assert.equal(failure.finishCode, FinishCode.RejectedInput);
+      assert.match(failure.message, /safety system/);
+    }
+  });
+
+  it('any other answer is an engine failure (1) naming the status and code, key redacted', async () => {
+    const error = {
+      message: `Incorrect API key provided: ${key}.`,
+      type: 'invalid_request_error',
+      code: 'invalid_api_key',
+      param: null,
+    };
+    const failure = providerFailure('OpenAI', await readProviderError(answer(401, { error })), [
+      key,
+    ]);
+    assert.equal(failure.finishCode, FinishCode.EngineFailure);
+    assert.match(
+      failure.message,
+      /HTTP 401 \(invalid_api_key\): Incorrect API key provided: \[redacted\]/,
+    );
+    assert.ok(!failure.message.includes(key));
+  });
+
+  it('reads a body that is not the envelope: plain text, or nothing', async () => {
+    const plain = await readProviderError(answer(502, 'Bad gateway from the proxy'));
+    assert.deepEqual(plain, {
+      status: 502,
+      message: 'Bad gateway from the proxy',
+      type: null,
+      code: null,
+    });
+    const empty = await readProviderError(
+      new Response(null, { status: 503, statusText: 'Service Unavailable' }),
+    );
+    assert.equal(empty.message, 'Service Unavailable');
+    const shaped = await readProviderError(answer(400, { error: 'model not loaded' }));
+    assert.equal(shaped.message, 'model not loaded');
+  });
+});
