@@ -33,7 +33,8 @@ const defaults = {
 };
 
 /**
- * Sends a request, trying again on a network error, a timeout, 408, 409, 429 and 5xx after the
+ * Sends a request, trying again on a network error, a timeout, 408, 409, 429 and 5xx (or as
+ * the answer's `x-should-retry` says) after the
  * wait the provider asks for (`retry-after-ms`, `Retry-After`) or an exponential backoff, and
  * never past `signal`. Each attempt is observed. Resolves with the final response, whatever
  * its status (the caller reads the body); rejects with the signal's reason when aborted, or a
@@ -64,13 +65,25 @@ export async function callProvider(deps: RemoteDeps, call: ProviderCall): Promis
       await pause(retryDelayMs(null, attempt), call.signal);
       continue;
     }
-    const retry = isRetryableStatus(response.status) && attempt < o.maxAttempts;
+    const retry = shouldRetry(response) && attempt < o.maxAttempts;
     deps.observe(call.backend, response.ok ? 'ok' : 'failed', performance.now() - started);
     if (!retry) return response;
     const asked = parseRetryAfter(response.headers, clock.now().getTime());
     await response.body?.cancel().catch(() => {});
     await pause(retryDelayMs(asked, attempt), call.signal);
   }
+}
+
+/**
+ * Whether an answer is worth another attempt: `x-should-retry: true|false` when the provider
+ * says (OpenAI's convention; Atelier's `/v1` says false for a generation that failed), else
+ * the status rule.
+ */
+function shouldRetry(response: Response): boolean {
+  const said = response.headers.get('x-should-retry');
+  if (said === 'true') return true;
+  if (said === 'false') return false;
+  return isRetryableStatus(response.status);
 }
 
 /** Waits, or rejects with the signal's own reason (as every abort in the engines does). */

@@ -78,6 +78,21 @@ describe('callProvider (protocol stand-in of a model server)', () => {
     assert.equal(standin.matching((r) => r.path === '/refused').length, 1);
   });
 
+  it('obeys x-should-retry: false on a 5xx, and true on a 4xx', async () => {
+    standin.failNext((r) => r.path === '/final', 1, {
+      status: 502,
+      headers: { 'x-should-retry': 'false' },
+    });
+    assert.equal((await post('/final')).status, 502);
+    assert.equal(standin.matching((r) => r.path === '/final').length, 1);
+    standin.failNext((r) => r.path === '/again', 1, {
+      status: 400,
+      headers: { 'x-should-retry': 'true' },
+    });
+    assert.equal((await post('/again')).status, 200);
+    assert.equal(standin.matching((r) => r.path === '/again').length, 2);
+  });
+
   it('a call with no answer in time fails as unreachable, naming the origin', async () => {
     standin.hold((r) => r.path === '/silent');
     await assert.rejects(
