@@ -8,6 +8,7 @@ import {
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
+import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
 
 /** How long one output download may take, whatever its size. */
@@ -45,15 +46,19 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
         return { format: meta.format ?? 'unknown', width: meta.width, height: meta.height };
       },
       async media(bytes, signal) {
-        const probed = await o.ffmpeg.probe(bytes, signal).catch((error: Error) => {
+        const unreadable = (error: Error): never => {
           signal.throwIfAborted();
           throw new RemoteOutputError(`not readable media (${error.message})`);
-        });
-        return {
-          durationMs: probed.durationMs,
-          hasVideo: probed.streams.some((s) => s.type === 'video'),
-          hasAudio: probed.streams.some((s) => s.type === 'audio'),
         };
+        const decodedMs = (audio: Buffer, s: AbortSignal) =>
+          measureAudio(o.ffmpeg, audio, s).catch(unreadable);
+        const probed = await o.ffmpeg.probe(bytes, signal).catch(unreadable);
+        const hasVideo = probed.streams.some((s) => s.type === 'video');
+        const hasAudio = probed.streams.some((s) => s.type === 'audio');
+        // A piped Ogg or MP3 states no length: audio alone is measured by decoding it.
+        const durationMs =
+          probed.durationMs ?? (hasAudio && !hasVideo ? await decodedMs(bytes, signal) : null);
+        return { durationMs, hasVideo, hasAudio };
       },
     },
     ...(o.clock === undefined ? {} : { clock: o.clock }),
