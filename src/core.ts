@@ -17,6 +17,7 @@ import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
 import { SigningKeys } from './auth/signing-keys.ts';
 import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
+import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import type { Services } from './edge/services.ts';
 import type { Engine } from './engines/engine.ts';
@@ -119,7 +120,10 @@ export function catalogueModels(
 ): ModelDefinition[] {
   const models = new Map(builtinModels.map((m) => [m.modelId, m]));
   for (const model of config.models) models.set(model.modelId, model);
-  const problems = bindingProblems([...models.values()], engines);
+  const problems = [
+    ...bindingProblems([...models.values()], engines),
+    ...duplicateVoiceProblems(configuredVoices([...models.values()])),
+  ];
   if (problems.length > 0) {
     throw new Error(`Models bound to engines that cannot run them:\n  ${problems.join('\n  ')}`);
   }
@@ -202,7 +206,11 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     });
     const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
     const catalogue = new CatalogueService({ models, cursors });
-    const voices = new VoiceService({ listVoices: listEspeakVoices, cursors });
+    const voices = new VoiceService({
+      listVoices: listEspeakVoices,
+      cursors,
+      configured: configuredVoices(models),
+    });
     const uploads = new UploadService({
       db,
       signer,

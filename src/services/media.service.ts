@@ -139,7 +139,7 @@ export class MediaService {
 
   /** The preview's storage key, rendered once per voice and kept in storage. */
   async #preview(voice: VoiceModelView): Promise<string> {
-    const key = `previews/${voice.previewMediaId}.mp3`;
+    const key = `previews/${voice.previewMediaId ?? voice.voiceModelId}.mp3`;
     let rendering = this.#previews.get(key);
     if (rendering === undefined) {
       rendering = (async () => {

@@ -36,8 +36,8 @@ export function referenceChecks(
       if (submitter === null) return undefined;
       return { voiceModelId: (await library.getAvatar(submitter, id)).voiceModelId };
     },
-    async voice(id, field) {
-      await voices.get(id, field);
+    async voice(id, field, modelId) {
+      await voices.forModel(id, modelId, field);
     },
   };
 }

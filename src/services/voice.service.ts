@@ -1,4 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
+import type { ConfiguredVoice } from '../domain/configured-voices.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { type Cursors, type Page, pageOf } from '../shared/pagination.ts';
 
@@ -18,28 +19,80 @@ export interface VoiceModelView {
   readonly gender: string | null;
   /** Null for the language's own voice; e.g. "female" for another timbre of it. */
   readonly variant: string | null;
-  /** A short sample of the voice, free to download. */
-  readonly previewMediaId: string;
-  /** The engine's voice identifier. */
+  /**
+   * A short sample of the voice, free to download; null for a model server's voice (a sample
+   * would be a paid call to it).
+   */
+  readonly previewMediaId: string | null;
+  /** The engine's voice identifier (a model server's own name for a configured voice). */
   readonly engineVoice: string;
+  /** The one model a configured voice speaks on; null for the built-in voices. */
+  readonly modelId: string | null;
 }
 
 const previewPrefix = 'med_voice-';
 
 /**
- * The voices of speech and avatar generation, read once from the engine. IDs are stable and
- * readable (`voc_en-gb`); each voice has a preview, a media ID that any caller may turn into a
- * download URL and that is rendered on first download, at no charge.
+ * The voices of speech and avatar generation: the built-in engine's, read once, and those that
+ * models bring in their configuration (a model server's voices, usable only on their model).
+ * IDs are stable and readable (`voc_en-gb`); each built-in voice has a preview, a media ID
+ * that any caller may turn into a download URL and that is rendered on first download, at no
+ * charge. A configured voice with the ID of a built-in one takes its place.
  */
 export class VoiceService {
   readonly #load: () => Promise<readonly EngineVoice[]>;
+  readonly #configured: readonly VoiceModelView[];
+  /** Models that speak only with their own configured voices. */
+  readonly #ownVoices: ReadonlyMap<string, readonly string[]>;
   #voices: Promise<ReadonlyMap<string, VoiceModelView>> | undefined;
 
   readonly #cursors: Cursors;
 
-  constructor(deps: { listVoices: () => Promise<readonly EngineVoice[]>; cursors: Cursors }) {
+  constructor(deps: {
+    listVoices: () => Promise<readonly EngineVoice[]>;
+    cursors: Cursors;
+    configured?: readonly ConfiguredVoice[];
+  }) {
     this.#load = deps.listVoices;
     this.#cursors = deps.cursors;
+    this.#configured = (deps.configured ?? []).map((v) => ({
+      voiceModelId: v.voiceModelId,
+      name: v.name,
+      language: v.language,
+      gender: v.gender,
+      variant: null,
+      previewMediaId: null,
+      engineVoice: v.voice,
+      modelId: v.modelId,
+    }));
+    const own = new Map<string, string[]>();
+    for (const v of this.#configured)
+      own.set(v.modelId!, [...(own.get(v.modelId!) ?? []), v.voiceModelId]);
+    this.#ownVoices = own;
+  }
+
+  /**
+   * The voice, if it speaks on `modelId`: a configured voice only on its model, and a model
+   * with configured voices only with those. 140004 when it does not exist, 140001 otherwise.
+   */
+  async forModel(
+    voiceModelId: string,
+    modelId: string,
+    field = 'voiceModelId',
+  ): Promise<VoiceModelView> {
+    const voice = await this.get(voiceModelId, field);
+    const own = this.#ownVoices.get(modelId);
+    if (voice.modelId !== null && voice.modelId !== modelId) {
+      throw invalidInput([
+        { field, message: `${voiceModelId} is a voice of ${voice.modelId}, not of ${modelId}` },
+      ]);
+    }
+    if (voice.modelId === null && own !== undefined) {
+      throw invalidInput([
+        { field, message: `${modelId} speaks only with its own voices: ${own.join(', ')}` },
+      ]);
+    }
+    return voice;
   }
 
   /** Voices, optionally of one language: "en" matches en, en-gb, en-us… */
@@ -77,12 +130,19 @@ export class VoiceService {
   /** The voice whose preview `mediaId` is, or undefined when it is not a preview ID. */
   async previewOf(mediaId: string): Promise<VoiceModelView | undefined> {
     if (!mediaId.startsWith(previewPrefix)) return undefined;
-    return (await this.#all()).get(`voc_${mediaId.slice(previewPrefix.length)}`);
+    const voice = (await this.#all()).get(`voc_${mediaId.slice(previewPrefix.length)}`);
+    // A configured voice that took a built-in one's ID has no preview.
+    return voice?.previewMediaId === mediaId ? voice : undefined;
   }
 
   #all(): Promise<ReadonlyMap<string, VoiceModelView>> {
     this.#voices ??= this.#load().then(
-      (voices) => new Map(voices.flatMap(withVariants).map((v) => [v.voiceModelId, v] as const)),
+      (voices) =>
+        new Map(
+          [...voices.flatMap(withVariants), ...this.#configured].map(
+            (v) => [v.voiceModelId, v] as const,
+          ),
+        ),
       (error: unknown) => {
         this.#voices = undefined; // try again next time
         throw error;
@@ -111,6 +171,7 @@ function withVariants(voice: EngineVoice): VoiceModelView[] {
     variant,
     previewMediaId: `${previewPrefix}${slug}${suffix}`,
     engineVoice,
+    modelId: null,
   });
   return [
     view('', null, voice.id, voice.gender),

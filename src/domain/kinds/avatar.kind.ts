@@ -133,7 +133,7 @@ export const avatarKind: KindModule<'avatar', AvatarSettings, AvatarInputs> = {
       given.script !== null && avatar !== undefined
         ? (given.voiceModelId ?? avatar.voiceModelId ?? defaultVoice)
         : given.voiceModelId;
-    if (voiceModelId !== null) await references.voice(voiceModelId, 'voiceModelId');
+    if (voiceModelId !== null) await references.voice(voiceModelId, 'voiceModelId', model.modelId);
     const settings = { ...given, voiceModelId };
     return { settings, units: avatarSeconds(model, settings, audioMs) };
   },

@@ -18,8 +18,8 @@ export interface ReferenceChecks {
   mediaDuration(id: string, kind: MediaKind, field: string): Promise<number | null>;
   /** An avatar of the caller's account and its own voice; undefined when not looked up (estimates). */
   avatar(id: string, field: string): Promise<{ readonly voiceModelId: string | null } | undefined>;
-  /** The voice exists in the catalogue. */
-  voice(id: string, field: string): Promise<void>;
+  /** The voice exists in the catalogue and speaks on this model (a model's configured voices only on it). */
+  voice(id: string, field: string, modelId: string): Promise<void>;
 }
 
 /**

@@ -64,8 +64,8 @@ export const speechKind: KindModule<'speech', SpeechSettings, SpeechInputs> = {
   summary: 'a speech generation (text spoken by a voice from the voice models)',
   fields,
   validate: validateSpeech,
-  async resolve(_model, settings, references) {
-    await references.voice(settings.voiceModelId, 'voiceModelId');
+  async resolve(model, settings, references) {
+    await references.voice(settings.voiceModelId, 'voiceModelId', model.modelId);
     return { settings, units: settings.text.length };
   },
   async load(settings, loader) {
