@@ -2,6 +2,8 @@ import type { ModelDefinition } from '../domain/model.ts';
 import type { Engine } from './engine.ts';
 import { fakeEngine, noopEngine } from './fake/fake.engine.ts';
 import type { Ffmpeg } from './media/ffmpeg.ts';
+import { openaiImagesEngine } from './openai/openai-images.engine.ts';
+import { openaiSpeechEngine } from './openai/openai-speech.engine.ts';
 import { proceduralImageEngine } from './procedural-image/procedural-image.engine.ts';
 import type { RemoteDeps } from './remote/remote-deps.ts';
 import { speechEngine } from './speech/speech.engine.ts';
@@ -13,12 +15,13 @@ import { proceduralVideoEngine } from './video/video.engine.ts';
  * the remote ones share `remote` (credentials, output fetches, metrics, checks).
  */
 export function builtinEngines(ffmpeg: Ffmpeg, remote: RemoteDeps): ReadonlyMap<string, Engine> {
-  void remote; // the openai-* engines take it (next commit)
   const engines = [
     proceduralImageEngine,
     proceduralVideoEngine(ffmpeg),
     speechEngine(ffmpeg),
     talkingPortraitEngine(ffmpeg),
+    openaiImagesEngine(remote),
+    openaiSpeechEngine(remote),
     fakeEngine,
     noopEngine,
   ];

@@ -113,6 +113,7 @@ const subfolders = [
   'edge/ws',
   'engines/fake',
   'engines/media',
+  'engines/openai',
   'engines/procedural-image',
   'engines/remote',
   'engines/speech',

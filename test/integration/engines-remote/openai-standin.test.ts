@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { ConfigError } from '../../../src/config/config.ts';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
+import {
+  content,
+  generateSpeech,
+  remoteImageModel,
+  remoteSpeechModel,
+} from '../../helpers/remote-engines.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+import { OpenAiStandin } from '../../helpers/standins/openai.ts';
+
+// What a real Atelier cannot be made to do — refuse a prompt, throttle, fail, return a file
+// that is not an image — played by a protocol stand-in of OpenAI's media API.
+
+const key = 'sk-standin-0123456789abcdefABCDEF';
+
+describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (backend) => {
+  const standin = new OpenAiStandin(key);
+  let database: Database;
+  let t: TestApp;
+
+  before(async () => {
+    await standin.server.listen();
+    database = await createTestDatabase(backend);
+    const v1 = standin.baseUrl;
+    const badKey = {
+      ...remoteImageModel('mdl_oa-bad-key', v1, 'gpt-image-1'),
+      engineOptions: { baseUrl: v1, model: 'gpt-image-1', apiKeyEnv: 'OTHER_KEY' },
+    };
+    t = await startTestApp(database, {
+      env: {
+        REMOTE_KEY: key,
+        OTHER_KEY: 'sk-wrong-9876543210zyxwvu',
+        MODELS: JSON.stringify([
+          remoteImageModel('mdl_oa-image', v1, 'gpt-image-1', { maxAttempts: 3 }),
+          remoteImageModel('mdl_oa-url', v1, 'dall-e-2', {
+            responseFormat: 'url',
+            maxOutputBytes: 200,
+          }),
+          badKey,
+          {
+            ...remoteSpeechModel('mdl_oa-voice', v1, 'tts-1', 'alloy'),
+            capabilities: { formats: ['wav'], pitch: { min: 1, max: 1 } },
+          },
+        ]),
+      },
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await database?.close();
+    await standin.server.close();
+  });
+
+  const image = async (modelId: string, prompt: string) => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const submitted = await submitOk(t.url, apiKey, { modelId, prompt, width: 512, height: 512 });
+    const task = await waitForTask(t.url, apiKey, submitted.taskId);
+    return { apiKey, submitted, task, content: await content(t.url, apiKey, submitted.contentId) };
+  };
+
+  it('sends the key as a bearer token and waits out a 429 with Retry-After', async () => {
+    standin.server.failNext(
+      (r) => r.json !== undefined && (r.json as { prompt?: string }).prompt === 'throttled',
+      1,
+      {
+        status: 429,
+        headers: { 'retry-after': '0', 'content-type': 'application/json' },
+        body: '{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}',
+      },
+    );
+    const { task, submitted, content: done } = await image('mdl_oa-image', 'throttled');
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    assert.equal(done.media.length, 1);
+    const calls = standin
+      .calls('/images/generations')
+      .filter((r) => (r.json as { prompt: string }).prompt === 'throttled');
+    assert.equal(calls.length, 2);
+    for (const call of calls) {
+      assert.equal(call.headers.authorization, `Bearer ${key}`);
+      assert.equal(call.headers['idempotency-key'], `atelier-${submitted.taskId}`);
+      assert.deepEqual(call.json, {
+        model: 'gpt-image-1',
+        prompt: 'throttled',
+        n: 1,
+        size: '512x512',
+        response_format: 'b64_json',
+        output_format: 'png',
+      });
+    }
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const backend = `openai-images ${new URL(standin.baseUrl).origin}`;
+    assert.match(
+      metrics,
+      new RegExp(
+        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="failed"\\} [1-9]`,
+      ),
+    );
+  });
+
+  it('a content-policy refusal finishes with code 4, refunded, with the provider message', async () => {
+    const { task, apiKey } = await image('mdl_oa-image', 'something forbidden');
+    assert.equal(task.finishCode, FinishCode.RejectedInput);
+    assert.match(
+      task.finishMessage ?? '',
+      /refused the request under its content policy: Your request was rejected by the safety system/,
+    );
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
+  });
+
+  it('a 500 in every attempt finishes with code 1, refunded, after 3 attempts', async () => {
+    standin.server.failNext(
+      (r) => (r.json as { prompt?: string } | undefined)?.prompt === 'down',
+      3,
+      {
+        status: 500,
+        headers: { 'retry-after-ms': '1', 'content-type': 'application/json' },
+        body: '{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}',
+      },
+    );
+    const { task, apiKey } = await image('mdl_oa-image', 'down');
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(task.finishMessage ?? '', /failed with HTTP 500: The server had an error/);
+    assert.equal(
+      standin
+        .calls('/images/generations')
+        .filter((r) => (r.json as { prompt: string }).prompt === 'down').length,
+      3,
+    );
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
+  });
+
+  it('an output that is not an image, or not of the asked size, finishes with code 1', async () => {
+    try {
+      standin.images = async () => Buffer.from('<html>not an image</html>');
+      const garbage = await image('mdl_oa-image', 'garbage');
+      assert.equal(garbage.task.finishCode, FinishCode.EngineFailure);
+      assert.match(
+        garbage.task.finishMessage ?? '',
+        /returned an unusable image: not a readable image/,
+      );
+      assert.deepEqual(await balances(t.url, garbage.apiKey), { standard: 100 });
+      standin.images = (w, h) =>
+        import('sharp').then(({ default: sharp }) =>
+          sharp({ create: { width: w / 2, height: h / 2, channels: 3, background: '#000' } })
+            .png()
+            .toBuffer(),
+        );
+      const small = await image('mdl_oa-image', 'small');
+      assert.match(small.task.finishMessage ?? '', /image 1 is 256x256, 512x512 was asked for/);
+    } finally {
+      standin.images = null;
+    }
+  });
+
+  it('an output URL larger than the cap finishes with code 1', async () => {
+    const { task, content: done } = await image('mdl_oa-url', 'a big one');
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(task.finishMessage ?? '', /output could not be fetched \(larger than 200 bytes\)/);
+    assert.equal(done.media.length, 0);
+  });
+
+  it('a refused key finishes with code 1 and its value appears nowhere', async () => {
+    const { task, content: done } = await image('mdl_oa-bad-key', 'who am i');
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(
+      task.finishMessage ?? '',
+      /HTTP 401 \(invalid_api_key\): Incorrect API key provided: \[redacted\]/,
+    );
+    for (const secret of ['sk-wrong-9876543210zyxwvu', key]) {
+      assert.ok(!JSON.stringify(done).includes(secret), 'not in GraphQL output');
+      assert.ok(!t.logs().includes(secret), 'not in the logs');
+    }
+  });
+
+  it('speech: the configured voice is sent as `voice`, the WAV checked', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const res = await generateSpeech(t.url, apiKey, {
+      modelId: 'mdl_oa-voice',
+      voiceModelId: 'voc_remote-en',
+      text: 'Hello.',
+    });
+    const task = await waitForTask(t.url, apiKey, res.body.data!.generateSpeech!.taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const [call] = standin.calls('/audio/speech');
+    assert.deepEqual(call?.json, {
+      model: 'tts-1',
+      input: 'Hello.',
+      voice: 'alloy',
+      response_format: 'wav',
+      speed: 1,
+    });
+    const { media } = await content(t.url, apiKey, res.body.data!.generateSpeech!.contentId);
+    assert.equal(media[0]?.mimeType, 'audio/wav');
+  });
+
+  it('a model whose apiKeyEnv variable is not set: the start is refused, naming it', async () => {
+    const other = await createTestDatabase(backend);
+    try {
+      const models = JSON.stringify([
+        remoteImageModel('mdl_oa-unset', standin.baseUrl, 'gpt-image-1'),
+      ]);
+      await assert.rejects(startTestApp(other, { env: { MODELS: models } }), (error: Error) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(
+          error.message,
+          /MODELS\[0\] \(mdl_oa-unset\): engineOptions.apiKeyEnv names REMOTE_KEY, which is not set/,
+        );
+        return true;
+      });
+    } finally {
+      await other.close();
+    }
+  });
+});
