@@ -24,6 +24,7 @@ import type { Engine } from './engines/engine.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
 import { bindingProblems, builtinEngines } from './engines/registry.ts';
 import { createRemoteDeps, type RemoteDepsOptions } from './engines/remote/create-remote-deps.ts';
+import { backendName } from './engines/remote/remote-deps.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
@@ -33,6 +34,7 @@ import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
+import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
@@ -130,6 +132,16 @@ export function catalogueModels(
   return [...models.values()];
 }
 
+/** The model servers of models that name one (`engineOptions.baseUrl`), as `/readyz` lists them. */
+function configuredBackends(models: readonly ModelDefinition[]): string[] {
+  const urls = models.flatMap((m) =>
+    typeof m.engineOptions.baseUrl === 'string'
+      ? [backendName(m.engine, m.engineOptions.baseUrl)]
+      : [],
+  );
+  return [...new Set(urls)];
+}
+
 /** Opens (or adopts) the database, applies migrations and builds every service. */
 export async function buildCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
   const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
@@ -140,11 +152,16 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     secrets: config.secrets,
     ffmpeg,
     clock,
-    observe: (backend, outcome, ms) => metrics.observeBackendCall(backend, outcome, ms / 1000),
+    // Called only when an engine runs, by then `health` (below: it lists the models' backends) exists.
+    observe: (backend, outcome, ms) => {
+      metrics.observeBackendCall(backend, outcome, ms / 1000);
+      health.record(backend, outcome, ms);
+    },
     ...(overrides.remoteFetch ? { publicNetwork: overrides.remoteFetch } : {}),
   });
   const engines = builtinEngines(ffmpeg, remote);
   const models = catalogueModels(config, engines);
+  const health = new BackendHealth(configuredBackends(models), clock);
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
   const closers: Array<() => Promise<void>> = [];
@@ -290,6 +307,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       }),
       mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
+      backends: () => health.snapshot(),
     };
     const inputs: EngineInputs = {
       elementPictures: (ids) => library.elementPictures(ids),

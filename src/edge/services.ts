@@ -1,5 +1,6 @@
 import type { GraphqlAuthenticator } from '../auth/authenticate.ts';
 import type { BuiltinIdentityProvider } from '../auth/builtin-idp.ts';
+import type { BackendStatus } from '../observability/backend-health.ts';
 import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
@@ -28,4 +29,6 @@ export interface Services {
   readonly mcpConnections: McpConnectionService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
+  /** The model servers configured models call, and how their calls went (`/readyz` detail). */
+  backends(): readonly BackendStatus[];
 }

@@ -62,7 +62,11 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
 
   app.get('/readyz', async (_request, reply) => {
     const ready = await opts.services.ready();
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
+    const backends = opts.services.backends();
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not ready',
+      ...(backends.length > 0 ? { backends } : {}),
+    });
   });
 }
 

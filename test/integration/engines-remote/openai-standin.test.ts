@@ -103,6 +103,25 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
         `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="failed"\\} [1-9]`,
       ),
     );
+    // /readyz lists every configured backend, called or not, and stays ready.
+    const ready = await fetch(`${t.url}/readyz`);
+    assert.equal(ready.status, 200);
+    const { backends } = (await ready.json()) as { backends: Array<Record<string, unknown>> };
+    const origin = new URL(standin.baseUrl).origin;
+    const images = backends.find((b) => b.backend === `openai-images ${origin}`);
+    assert.equal(images?.reachable, true);
+    assert.ok(Number(images?.calls) >= 2 && Number(images?.failures) >= 1, JSON.stringify(images));
+    assert.deepEqual(
+      backends.find((b) => b.backend === `openai-speech ${origin}`),
+      {
+        backend: `openai-speech ${origin}`,
+        reachable: null,
+        calls: 0,
+        failures: 0,
+        lastLatencyMs: null,
+        lastCallAt: null,
+      },
+    );
   });
 
   it('a content-policy refusal finishes with code 4, refunded, with the provider message', async () => {

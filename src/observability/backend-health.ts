@@ -1,0 +1,63 @@
+import type { Clock } from '../shared/clock.ts';
+
+/** What `/readyz` says about one model server a configured model calls. */
+export interface BackendStatus {
+  /** `${engine} ${origin}`, as in `/metrics`. */
+  readonly backend: string;
+  /** Whether its last call succeeded; null before the first call of this process. */
+  readonly reachable: boolean | null;
+  readonly calls: number;
+  readonly failures: number;
+  /** Of the last call, in ms; null before the first. */
+  readonly lastLatencyMs: number | null;
+  readonly lastCallAt: string | null;
+}
+
+interface Tally {
+  calls: number;
+  failures: number;
+  last: { ok: boolean; ms: number; at: Date } | null;
+}
+
+/**
+ * The calls of each model server in this process, for `/readyz`: every configured backend is
+ * listed from the start (not called yet: `reachable: null`), then by its last outcome. A
+ * backend's failures do not make the node unready — it still serves everything else, and a
+ * provider outage fails only the tasks that need it.
+ */
+export class BackendHealth {
+  readonly #clock: Clock;
+  readonly #tallies = new Map<string, Tally>();
+
+  constructor(configured: readonly string[], clock: Clock) {
+    this.#clock = clock;
+    for (const backend of configured) this.#tally(backend);
+  }
+
+  record(backend: string, outcome: 'ok' | 'failed', ms: number): void {
+    const tally = this.#tally(backend);
+    tally.calls += 1;
+    if (outcome === 'failed') tally.failures += 1;
+    tally.last = { ok: outcome === 'ok', ms: Math.round(ms), at: this.#clock.now() };
+  }
+
+  snapshot(): BackendStatus[] {
+    return [...this.#tallies.entries()].map(([backend, t]) => ({
+      backend,
+      reachable: t.last === null ? null : t.last.ok,
+      calls: t.calls,
+      failures: t.failures,
+      lastLatencyMs: t.last?.ms ?? null,
+      lastCallAt: t.last?.at.toISOString() ?? null,
+    }));
+  }
+
+  #tally(backend: string): Tally {
+    let tally = this.#tallies.get(backend);
+    if (tally === undefined) {
+      tally = { calls: 0, failures: 0, last: null };
+      this.#tallies.set(backend, tally);
+    }
+    return tally;
+  }
+}
