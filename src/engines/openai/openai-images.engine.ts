@@ -3,6 +3,7 @@ import type { ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
 import { callProvider, ProviderUnreachableError } from '../remote/provider-call.ts';
 import { engineFailure, providerFailure, readProviderError } from '../remote/provider-failure.ts';
+import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { imageOutputs } from './image-outputs.ts';
 import { commonOptionProblems, readOptions, requestHeaders, secretsOf } from './openai-options.ts';
@@ -41,7 +42,9 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
         });
         if (!response.ok)
           return providerFailure(o.baseUrl, await readProviderError(response), secrets);
-        const body: unknown = await response.json().catch(() => null);
+        // Base64 makes 4 bytes of 3; the envelope around the images is small.
+        const limit = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
+        const body = parseJson(await readBody(response, limit));
         const fetch = {
           providerOrigin: new URL(o.baseUrl).origin,
           maxBytes: o.maxOutputBytes,
@@ -64,6 +67,14 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
       }
     },
   };
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new RemoteOutputError('the answer is not JSON');
+  }
 }
 
 function requestBody(

@@ -37,9 +37,12 @@ export function redact(text: string, secrets: readonly string[]): string {
     .replace(/\b(sk|svc)[-_][\w*.-]{6,}/gi, '[redacted]');
 }
 
-/** Reads an error answer (JSON envelope or plain text) without trusting its shape. */
+/** How much of an error answer is read: the envelope is small; a proxy's HTML page need not be. */
+const errorBodyBytes = 65_536; // 64 KiB
+
+/** Reads an error answer (JSON envelope or plain text) without trusting its shape or size. */
 export async function readProviderError(response: Response): Promise<ProviderError> {
-  const text = await response.text().catch(() => '');
+  const text = await readPrefix(response, errorBodyBytes).catch(() => '');
   let envelope: unknown;
   try {
     envelope = JSON.parse(text);
@@ -56,6 +59,19 @@ export async function readProviderError(response: Response): Promise<ProviderErr
       ? error
       : (field('message') ?? (text.trim() || response.statusText || 'no message'));
   return { status: response.status, message, type: field('type'), code: field('code') };
+}
+
+/** The first `limit` bytes of a body as text; the rest is not read. */
+async function readPrefix(response: Response, limit: number): Promise<string> {
+  if (response.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size >= limit) break; // leaving the loop cancels the stream
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** Whether the provider refused the input under its content policy. */
