@@ -47,11 +47,53 @@ export type EngineResult =
   | { readonly ok: true; readonly outputs: readonly EngineOutput[] }
   | EngineFailure;
 
+/** Why a run was stopped: the reason of its aborted signal, a `RunStopped`. */
+export type StopReason = 'cancelled' | 'timeout' | 'lost' | 'shutdown';
+
+/**
+ * The abort reason the runner gives. `cancelled` and `timeout` end the task: remote work
+ * should be cancelled. `lost` (another worker holds the task now) and `shutdown` (the task goes
+ * back to the queue) do not: the next attempt may resume the remote job, so leave it running.
+ */
+export class RunStopped extends Error {
+  readonly reason: StopReason;
+  constructor(reason: StopReason) {
+    super(`task ${reason}`);
+    this.name = 'RunStopped';
+    this.reason = reason;
+  }
+}
+
+/** Whether a stopped run's task is over, so remote work it started should be cancelled. */
+export function stopEndsTask(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return (
+    !(reason instanceof RunStopped) || reason.reason === 'cancelled' || reason.reason === 'timeout'
+  );
+}
+
+/**
+ * A note an engine keeps with its task across attempts, e.g. the id of the job it started at
+ * a provider, so an attempt after a lost lease or a crash resumes that job instead of starting
+ * (and paying for) another.
+ */
+export interface TaskCheckpoint {
+  /** The note as the last attempt left it, null if none was written. */
+  readonly saved: string | null;
+  /** Writes the note; rejects when the task is no longer this worker's (lease lost). */
+  save(checkpoint: string): Promise<void>;
+}
+
 export interface EngineContext {
-  /** Aborted on cancellation, lease loss, its deadline or shutdown; an engine stops as soon as it can. */
+  /**
+   * Aborted on cancellation, lease loss, its deadline or shutdown, with a `RunStopped` reason;
+   * an engine stops as soon as it can.
+   */
   readonly signal: AbortSignal;
   /** Progress from 0 to 1. */
   reportProgress(progress: number): void;
+  /** Where a remote engine remembers its job; absent outside the task runner. */
+  readonly checkpoint?: TaskCheckpoint;
 }
 
 export interface Engine {

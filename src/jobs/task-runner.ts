@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FinishCode } from '../domain/finish-code.ts';
 import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
-import type { Engine, EngineOutput, EngineResult } from '../engines/engine.ts';
+import {
+  type Engine,
+  type EngineContext,
+  type EngineOutput,
+  type EngineResult,
+  RunStopped,
+  type StopReason,
+  type TaskCheckpoint,
+} from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
 import { newId } from '../shared/ids.ts';
@@ -16,6 +24,7 @@ import {
   recoverExpiredLeases,
   releaseTask,
   renewLease,
+  writeCheckpoint,
   writeProgress,
 } from '../store/task-queue.store.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
@@ -40,7 +49,7 @@ export interface TaskRunnerOptions {
   finisher: TaskFinisher;
 }
 
-type AbortReason = 'lost' | 'cancelled' | 'shutdown' | 'timeout';
+type AbortReason = StopReason;
 
 /**
  * Runs queued tasks: claims under a lease, renews it while the engine works, writes progress,
@@ -173,7 +182,7 @@ export class TaskRunner {
     const abort = (why: AbortReason) => {
       if (reason !== undefined) return;
       reason = why;
-      controller.abort(new Error(`task ${why}`));
+      controller.abort(new RunStopped(why));
       if (why === 'timeout') timeUp(timeoutResult(limitSeconds));
     };
     this.#running.set(task.id, abort);
@@ -220,8 +229,7 @@ export class TaskRunner {
           { taskId: task.id, accountId: task.account_id, kind: content.kind },
           content.model_id,
           content.input,
-          controller.signal,
-          reportProgress,
+          { signal: controller.signal, reportProgress, checkpoint: this.#checkpoint(task) },
         ),
         timedOut,
       ]);
@@ -248,8 +256,7 @@ export class TaskRunner {
     task: Parameters<typeof engineRequest>[0],
     modelId: string,
     input: unknown,
-    signal: AbortSignal,
-    reportProgress: (value: number) => void,
+    context: EngineContext,
   ): Promise<EngineResult> {
     const model = this.#o.model(modelId);
     const engine = model === undefined ? undefined : this.#o.engines.get(model.engine);
@@ -263,7 +270,19 @@ export class TaskRunner {
     // An input gone since submission finishes the task (code 4) without running the engine.
     const loaded = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
     if (!loaded.ok) return loaded;
-    return engine.run(loaded.request, { signal, reportProgress });
+    return engine.run(loaded.request, context);
+  }
+
+  /** The task's checkpoint as claimed; writes are fenced by this claim's lease. */
+  #checkpoint(task: ClaimedTask['task']): TaskCheckpoint {
+    return {
+      saved: task.engine_checkpoint,
+      save: async (checkpoint) => {
+        if (!(await writeCheckpoint(this.#o.db, task.id, task.lease_token, checkpoint))) {
+          throw new Error(`task ${task.id} is no longer held by this worker`);
+        }
+      },
+    };
   }
 
   async #finish(

@@ -8,6 +8,7 @@ import * as library from './migrations/0005-library.ts';
 import * as rateLimits from './migrations/0006-rate-limits.ts';
 import * as runningByAccount from './migrations/0007-running-by-account.ts';
 import * as pendingUploads from './migrations/0008-pending-uploads.ts';
+import * as engineCheckpoints from './migrations/0009-engine-checkpoints.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -19,6 +20,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0006-rate-limits': rateLimits,
   '0007-running-by-account': runningByAccount,
   '0008-pending-uploads': pendingUploads,
+  '0009-engine-checkpoints': engineCheckpoints,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

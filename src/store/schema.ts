@@ -99,6 +99,8 @@ export interface TasksTable {
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;
+  /** A remote engine's note kept across attempts (0009). */
+  engine_checkpoint: Generated<string | null>;
 }
 
 export interface MediaTable {

@@ -172,6 +172,26 @@ export async function writeProgress(
 }
 
 /**
+ * Keeps an engine's note on the task (the remote job it started) for later attempts, fenced by
+ * the lease like progress: false when the task is no longer this claimant's.
+ */
+export async function writeCheckpoint(
+  q: Queryable,
+  id: string,
+  token: string,
+  checkpoint: string,
+): Promise<boolean> {
+  const result = await q
+    .updateTable('tasks')
+    .set({ engine_checkpoint: checkpoint })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
  * Gives a claimed task back to the queue. `countAttempt: false` for a graceful shutdown (the
  * attempt did not fail); true after an unexpected engine error.
  */

@@ -254,6 +254,7 @@ describe('bin/atelier on PostgreSQL', {
         '0006-rate-limits',
         '0007-running-by-account',
         '0008-pending-uploads',
+        '0009-engine-checkpoints',
       ],
     });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
