@@ -6,6 +6,7 @@ import { openaiImagesEngine } from './openai/openai-images.engine.ts';
 import { openaiSpeechEngine } from './openai/openai-speech.engine.ts';
 import { proceduralImageEngine } from './procedural-image/procedural-image.engine.ts';
 import type { RemoteDeps } from './remote/remote-deps.ts';
+import { replicateEngine } from './replicate/replicate.engine.ts';
 import { speechEngine } from './speech/speech.engine.ts';
 import { talkingPortraitEngine } from './video/avatar.engine.ts';
 import { proceduralVideoEngine } from './video/video.engine.ts';
@@ -22,6 +23,7 @@ export function builtinEngines(ffmpeg: Ffmpeg, remote: RemoteDeps): ReadonlyMap<
     talkingPortraitEngine(ffmpeg),
     openaiImagesEngine(remote),
     openaiSpeechEngine(remote),
+    replicateEngine(remote),
     fakeEngine,
     noopEngine,
   ];

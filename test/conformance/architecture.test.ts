@@ -116,6 +116,7 @@ const subfolders = [
   'engines/openai',
   'engines/procedural-image',
   'engines/remote',
+  'engines/replicate',
   'engines/speech',
   'engines/video',
   'store/migrations',

@@ -1,0 +1,132 @@
+import { setTimeout as wait } from 'node:timers/promises';
+import { FinishCode } from '../../domain/finish-code.ts';
+import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
+import { stopEndsTask } from '../engine.ts';
+import { ProviderUnreachableError } from '../remote/provider-call.ts';
+import type { RemoteDeps } from '../remote/remote-deps.ts';
+import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
+import { failure, predictionFailure } from './replicate-failure.ts';
+import { type ReplicateOptions, readOptions } from './replicate-options.ts';
+import { collectOutputs } from './replicate-outputs.ts';
+import { isTerminal, type Prediction, progressOf } from './replicate-prediction.ts';
+import { fillTemplate, placeholdersIn } from './replicate-template.ts';
+import { slotValues, unfillable } from './replicate-values.ts';
+
+/** The prefix of this engine's task checkpoint: `replicate:<prediction id>`. */
+const checkpointPrefix = 'replicate:';
+
+/**
+ * Replicate's predictions API (issue 17): images, videos, speech and talking avatars hosted
+ * there, each model's input built from its `input` template. A run creates a prediction (or
+ * resumes the one an earlier attempt of the task created: its id is the task's checkpoint),
+ * polls it until it ends, reporting the progress its logs print, cancels it when the task is
+ * cancelled or times out, and downloads and checks its output files.
+ */
+export function replicateEngine(deps: RemoteDeps): Engine {
+  return {
+    name: 'replicate',
+    kinds: ['image', 'video', 'speech', 'avatar'],
+    checkOptions(model) {
+      const read = readOptions(model.kind, model.engineOptions);
+      return read.ok ? [] : read.problems;
+    },
+    async run(request, context) {
+      const read = readOptions(request.kind, request.options);
+      if (!read.ok)
+        return failure(`The model's Replicate options are invalid: ${read.problems.join('; ')}`);
+      const token = deps.secret(read.options.apiKeyEnv);
+      if (token === undefined) return failure(`${read.options.apiKeyEnv} holds no Replicate token`);
+      return runPrediction(deps, read.options, token, request, context);
+    },
+  };
+}
+
+async function runPrediction(
+  deps: RemoteDeps,
+  options: ReplicateOptions,
+  token: string,
+  request: EngineRequest,
+  context: EngineContext,
+): Promise<EngineResult> {
+  const { signal } = context;
+  const api = new ReplicateApi(deps, options, token);
+  const started = (await resume(api, context)) ?? (await start(api, options, request, context));
+  if (!started.ok) return started;
+  let followed: PredictionOutcome;
+  try {
+    followed = await follow(api, started.prediction, context, options.pollMs);
+  } catch (error) {
+    // Cancelled or timed out: the task is over, so is the prediction. A lost lease or a
+    // shutdown leaves it running for the attempt that takes the task over; any other error
+    // (Replicate unreachable for a while) is retried by the runner, which resumes it too.
+    if (signal.aborted && stopEndsTask(signal)) await api.cancel(started.prediction);
+    throw error;
+  }
+  if (!followed.ok) {
+    await api.cancel(started.prediction);
+    return followed;
+  }
+  const prediction = followed.prediction;
+  if (prediction.status !== 'succeeded') return predictionFailure(prediction, [token]);
+  return collectOutputs(deps, options, request, prediction, signal);
+}
+
+/** Creates the prediction and remembers its id with the task before anything else. */
+async function start(
+  api: ReplicateApi,
+  options: ReplicateOptions,
+  request: EngineRequest,
+  context: EngineContext,
+): Promise<PredictionOutcome> {
+  const refused = unfillable(request, placeholdersIn(options.input));
+  if (refused !== null) return { ...failure(refused), finishCode: FinishCode.RejectedInput };
+  let created: PredictionOutcome;
+  try {
+    created = await api.create(fillTemplate(options.input, slotValues(request)), context.signal);
+  } catch (error) {
+    if (error instanceof ProviderUnreachableError) return failure(error.message);
+    throw error;
+  }
+  if (created.ok) await context.checkpoint?.save(`${checkpointPrefix}${created.prediction.id}`);
+  return created;
+}
+
+/** The prediction an earlier attempt of this task started, if Replicate still knows it. */
+async function resume(
+  api: ReplicateApi,
+  context: EngineContext,
+): Promise<PredictionOutcome | undefined> {
+  const saved = context.checkpoint?.saved;
+  if (saved === null || saved === undefined || !saved.startsWith(checkpointPrefix))
+    return undefined;
+  const found = await api.exists(saved.slice(checkpointPrefix.length), context.signal);
+  return found === 'unknown' ? undefined : found;
+}
+
+/**
+ * Polls until the prediction ends, every `pollMs`, reporting progress; the signal stops it.
+ * An error answer of Replicate's (after the kit's retries) ends the task.
+ */
+async function follow(
+  api: ReplicateApi,
+  first: Prediction,
+  context: EngineContext,
+  pollMs: number,
+): Promise<PredictionOutcome> {
+  let prediction = first;
+  for (;;) {
+    // Reported at every read, not only on change: the runner keeps at most one write per
+    // quarter second, so a value dropped there is sent again with the next poll.
+    const progress = progressOf(prediction);
+    if (progress !== null) context.reportProgress(progress);
+    if (isTerminal(prediction.status)) return { ok: true, prediction };
+    try {
+      await wait(pollMs, undefined, { signal: context.signal });
+    } catch (error) {
+      throw context.signal.aborted ? context.signal.reason : error;
+    }
+    const read = await api.read(prediction, context.signal);
+    if (!read.ok) return read;
+    prediction = read.prediction;
+  }
+}

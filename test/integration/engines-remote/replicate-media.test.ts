@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
+import { download, gqlOk, probe, testPicture, testTone, uploadOk } from '../../helpers/media.ts';
+import {
+  hostedModels,
+  imageModel,
+  replicateModels,
+  submit,
+  testClip,
+  tokenEnv,
+  videoVersion,
+} from '../../helpers/replicate.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+import { ReplicateStandin } from '../../helpers/standins/replicate.ts';
+
+// Videos and talking avatars made on Replicate by the `replicate` engine (issue 17), and output
+// files that are too big or too slow, against a protocol stand-in for Replicate's predictions
+// API (test/helpers/standins/replicate.ts).
+
+const standin = await ReplicateStandin.start({ models: hostedModels });
+after(() => standin.close());
+
+const mediaQuery = `query C($id: ID!) { getContent(contentId: $id) {
+  creditsCharged creditsRefunded media { mediaId kind mimeType durationMs } } }`;
+interface ContentMedia {
+  getContent: {
+    creditsCharged: number;
+    creditsRefunded: number;
+    media: { mediaId: string; kind: string; mimeType: string; durationMs: number | null }[];
+  };
+}
+
+describeEachBackend('replicate video, avatar and output limits', (backend) => {
+  let t: TestApp;
+  const tiny = imageModel(standin, 'mdl_rep-tiny', { maxOutputBytes: 100 });
+  const slow = imageModel(standin, 'mdl_rep-slow', { outputTimeoutMs: 300 });
+  const env = { MODELS: replicateModels(standin, [tiny, slow]), [tokenEnv]: standin.token };
+  withTestApp(backend, { env }, (started) => {
+    ({ t } = started);
+  });
+  let apiKey: string;
+  before(async () => {
+    ({ apiKey } = await seedAccount(t.app, { credits: { standard: 1000 } }));
+  });
+  const contentOf = (id: string) => gqlOk<ContentMedia>(t.url, apiKey, mediaQuery, { id });
+
+  it('makes a video with a versioned model: POST /predictions with the version and Prefer: wait, MP4 stored', async () => {
+    const clip = await testClip(false);
+    standin.script({ form: 'url', files: [{ bytes: clip, extension: 'mp4' }] });
+    const { contentId, taskId } = await submit(t.url, apiKey, 'generateVideo', {
+      modelId: 'mdl_rep-video',
+      prompt: 'waves on a lake',
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const create = await standin.http.received(
+      (r) => r.method === 'POST' && r.path === '/v1/predictions',
+      'the create by version',
+    );
+    assert.deepEqual([create.headers.prefer, create.headers['cancel-after']], ['wait=5', '600s']);
+    assert.deepEqual(create.json, {
+      version: `acme/clip-maker:${videoVersion}`,
+      input: { prompt: 'waves on a lake', seconds: 1, size: '64x48' },
+    });
+    const { getContent } = await contentOf(contentId);
+    assert.equal(getContent.media.length, 1);
+    assert.deepEqual(
+      [getContent.media[0]!.kind, getContent.media[0]!.mimeType],
+      ['video', 'video/mp4'],
+    );
+    assert.ok((await download(t.url, apiKey, getContent.media[0]!.mediaId)).equals(clip));
+    assert.deepEqual([getContent.creditsCharged, getContent.creditsRefunded], [5, 0]);
+  });
+
+  it('makes a talking avatar from the portrait and the uploaded speech, sent as data: URIs', async () => {
+    const portrait = await testPicture(64, 64);
+    const speech = await testTone(1);
+    const portraitMediaId = await uploadOk(t.url, apiKey, {
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: portrait,
+    });
+    const { createAvatar } = await gqlOk<{ createAvatar: { avatarId: string } }>(
+      t.url,
+      apiKey,
+      'mutation A($input: CreateAvatarInput!) { createAvatar(input: $input) { avatarId } }',
+      { input: { name: 'Ada', portraitMediaId } },
+    );
+    const audioMediaId = await uploadOk(t.url, apiKey, {
+      kind: 'audio',
+      mimeType: 'audio/wav',
+      bytes: speech,
+    });
+    const clip = await testClip(true);
+    standin.script({ form: 'url', files: [{ bytes: clip, extension: 'mp4' }] });
+    const { contentId, taskId } = await submit(t.url, apiKey, 'generateAvatarVideo', {
+      modelId: 'mdl_rep-avatar',
+      avatarId: createAvatar.avatarId,
+      audioMediaId,
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const create = await standin.http.received(
+      (r) => r.path === '/v1/models/acme/talking-head/predictions',
+      'the avatar create',
+    );
+    const input = (create.json as { input: { face: string; speech: string } }).input;
+    assert.match(input.face, /^data:image\/png;base64,/);
+    assert.equal(input.speech, `data:audio/wav;base64,${speech.toString('base64')}`);
+    const { getContent } = await contentOf(contentId);
+    const media = getContent.media[0]!;
+    assert.deepEqual([media.kind, media.mimeType], ['video', 'video/mp4']);
+    const probed = await probe(await download(t.url, apiKey, media.mediaId));
+    assert.ok(
+      probed.streams.some((s) => s.type === 'audio'),
+      'with its sound',
+    );
+  });
+
+  it('an output over maxOutputBytes fails with code 1, refunded', async () => {
+    const before = await balances(t.url, apiKey);
+    const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-tiny', prompt: 'big' });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(task.finishMessage ?? '', /larger than 100 bytes/);
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
+  it('an output that stalls past outputTimeoutMs fails with code 1, refunded', async () => {
+    const before = await balances(t.url, apiKey);
+    const hold = standin.http.stallBody((r) => r.path.startsWith('/files/'));
+    try {
+      const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-slow', prompt: 'slow' });
+      await hold.reached;
+      const task = await waitForTask(t.url, apiKey, taskId);
+      assert.equal(task.finishCode, FinishCode.EngineFailure);
+      assert.match(task.finishMessage ?? '', /not downloaded within 300 ms/);
+      assert.deepEqual(await balances(t.url, apiKey), before);
+    } finally {
+      hold.release();
+    }
+  });
+});
