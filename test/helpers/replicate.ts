@@ -8,11 +8,12 @@ export const tokenEnv = 'REPLICATE_API_TOKEN';
 /** A 64-hex version id, as Replicate's community models have. */
 export const videoVersion = 'a'.repeat(64);
 
-/** The stand-in's models: an official image model, a versioned video one, a talking head. */
+/** The stand-in's models: official image, talking-head and speech models, a versioned video one. */
 export const hostedModels = [
   { name: 'black-forest-labs/flux-schnell', required: ['prompt'] },
   { name: 'acme/clip-maker', version: videoVersion, required: ['prompt'] },
   { name: 'acme/talking-head', required: ['face', 'speech'], fileInputs: ['face', 'speech'] },
+  { name: 'acme/read-aloud', required: ['text'] },
 ];
 
 const pricing = (unit: string, credits: number) => ({ unit, credits, category: null });
@@ -107,6 +108,19 @@ export function replicateModels(standin: ReplicateStandin, more: readonly object
       capabilities: { resolutions: [{ resolution: '240p', width: 64, height: 48 }] },
       pricing: pricing('second', 2),
     },
+    {
+      modelId: 'mdl_rep-speech',
+      name: 'Replicate read-aloud',
+      kind: 'speech',
+      engine: 'replicate',
+      engineOptions: {
+        ...engine,
+        model: 'acme/read-aloud',
+        input: { text: '{{text}}', voice: '{{voice}}', speed: '{{speed}}' },
+      },
+      capabilities: { formats: ['wav'] },
+      pricing: pricing('character', 1),
+    },
   ]);
 }
 
@@ -130,12 +144,13 @@ export async function cancelTask(url: string, apiKey: string, taskId: string): P
 export async function submit(
   url: string,
   apiKey: string,
-  mutation: 'generateImage' | 'generateVideo' | 'generateAvatarVideo',
+  mutation: 'generateImage' | 'generateVideo' | 'generateSpeech' | 'generateAvatarVideo',
   input: Record<string, unknown>,
 ): Promise<{ contentId: string; taskId: string }> {
   const type = {
     generateImage: 'GenerateImageInput',
     generateVideo: 'GenerateVideoInput',
+    generateSpeech: 'GenerateSpeechInput',
     generateAvatarVideo: 'GenerateAvatarVideoInput',
   }[mutation];
   const res = await graphql<Record<string, { contentId: string; taskId: string }>>(url, {

@@ -99,7 +99,8 @@ async function checkOutput(
   const durationMs = probed.durationMs ?? undefined;
   if (request.kind === 'speech') {
     if (!probed.hasAudio) throw new RemoteOutputError('the speech output has no audio');
-    const extension = type.extension ?? 'wav';
+    const byType = Object.keys(audioTypes).find((ext) => audioTypes[ext] === type.mime);
+    const extension = type.extension ?? byType ?? 'wav';
     const mimeType = type.mime ?? audioTypes[extension] ?? 'audio/wav';
     return { kind: 'audio', mimeType, extension, bytes, ...(durationMs ? { durationMs } : {}) };
   }

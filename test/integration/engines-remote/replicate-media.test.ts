@@ -17,7 +17,7 @@ import {
 import { seedAccount } from '../../helpers/seed.ts';
 import { ReplicateStandin } from '../../helpers/standins/replicate.ts';
 
-// Videos and talking avatars made on Replicate by the `replicate` engine (issue 17), and output
+// Videos, talking avatars and speech made on Replicate by the `replicate` engine (issue 17), and output
 // files that are too big or too slow, against a protocol stand-in for Replicate's predictions
 // API (test/helpers/standins/replicate.ts).
 
@@ -34,7 +34,7 @@ interface ContentMedia {
   };
 }
 
-describeEachBackend('replicate video, avatar and output limits', (backend) => {
+describeEachBackend('replicate video, avatar, speech and output limits', (backend) => {
   let t: TestApp;
   const tiny = imageModel(standin, 'mdl_rep-tiny', { maxOutputBytes: 100 });
   const slow = imageModel(standin, 'mdl_rep-slow', { outputTimeoutMs: 300 });
@@ -57,10 +57,10 @@ describeEachBackend('replicate video, avatar and output limits', (backend) => {
     });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
-    const create = await standin.http.received(
-      (r) => r.method === 'POST' && r.path === '/v1/predictions',
-      'the create by version',
-    );
+    // This backend's run is the latest: the task has finished, so its create came.
+    const create = standin.http
+      .matching((r) => r.method === 'POST' && r.path === '/v1/predictions')
+      .at(-1)!;
     assert.deepEqual([create.headers.prefer, create.headers['cancel-after']], ['wait=5', '600s']);
     assert.deepEqual(create.json, {
       version: `acme/clip-maker:${videoVersion}`,
@@ -76,7 +76,7 @@ describeEachBackend('replicate video, avatar and output limits', (backend) => {
     assert.deepEqual([getContent.creditsCharged, getContent.creditsRefunded], [5, 0]);
   });
 
-  it('makes a talking avatar from the portrait and the uploaded speech, sent as data: URIs', async () => {
+  it('makes a talking avatar from the portrait and the uploaded speech (data: URIs); refuses a script', async () => {
     const portrait = await testPicture(64, 64);
     const speech = await testTone(1);
     const portraitMediaId = await uploadOk(t.url, apiKey, {
@@ -104,10 +104,10 @@ describeEachBackend('replicate video, avatar and output limits', (backend) => {
     });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
-    const create = await standin.http.received(
-      (r) => r.path === '/v1/models/acme/talking-head/predictions',
-      'the avatar create',
-    );
+    // This backend's run is the latest: the task has finished, so its create came.
+    const create = standin.http
+      .matching((r) => r.path === '/v1/models/acme/talking-head/predictions')
+      .at(-1)!;
     const input = (create.json as { input: { face: string; speech: string } }).input;
     assert.match(input.face, /^data:image\/png;base64,/);
     assert.equal(input.speech, `data:audio/wav;base64,${speech.toString('base64')}`);
@@ -119,6 +119,42 @@ describeEachBackend('replicate video, avatar and output limits', (backend) => {
       probed.streams.some((s) => s.type === 'audio'),
       'with its sound',
     );
+
+    // The model speaks only an uploaded audio: a script is refused (code 4) and refunded.
+    const before = await balances(t.url, apiKey);
+    const scripted = await submit(t.url, apiKey, 'generateAvatarVideo', {
+      modelId: 'mdl_rep-avatar',
+      avatarId: createAvatar.avatarId,
+      script: 'Hello there.',
+    });
+    const refused = await waitForTask(t.url, apiKey, scripted.taskId);
+    assert.equal(refused.finishCode, FinishCode.RejectedInput);
+    assert.match(refused.finishMessage ?? '', /give audioMediaId instead of a script/);
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
+  it('speaks a text with a speech model: the voice and speed sent, the WAV stored', async () => {
+    const spoken = await testTone(1);
+    standin.script({ form: 'url', files: [{ bytes: spoken, extension: 'wav' }] });
+    const { contentId, taskId } = await submit(t.url, apiKey, 'generateSpeech', {
+      modelId: 'mdl_rep-speech',
+      voiceModelId: 'voc_en-gb',
+      text: 'Hello from Replicate.',
+      speed: 1.5,
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    // This backend's run is the latest: the task has finished, so its create came.
+    const create = standin.http
+      .matching((r) => r.path === '/v1/models/acme/read-aloud/predictions')
+      .at(-1)!;
+    assert.deepEqual(create.json, {
+      input: { text: 'Hello from Replicate.', voice: 'en-gb', speed: 1.5 },
+    });
+    const { getContent } = await contentOf(contentId);
+    const media = getContent.media[0]!;
+    assert.deepEqual([media.kind, media.mimeType], ['audio', 'audio/wav']);
+    assert.ok((await download(t.url, apiKey, media.mediaId)).equals(spoken));
   });
 
   it('an output over maxOutputBytes fails with code 1, refunded', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
+import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { type RunningServer, shortLeaseWorkerEnv, startServer } from '../../helpers/cli.ts';
@@ -35,10 +36,15 @@ const isReadOf = (prediction: Prediction) => (r: RecordedRequest) =>
 
 describeEachBackend('a replicate run stopped', (backend) => {
   let t: TestApp;
+  let database: Database;
   const brief = imageModel(standin, 'mdl_rep-brief', {}, { maxRunSeconds: 1 });
-  const env = { MODELS: replicateModels(standin, [brief]), [tokenEnv]: standin.token };
+  const env = {
+    MODELS: replicateModels(standin, [brief]),
+    [tokenEnv]: standin.token,
+    TASK_LEASE_MS: '1500', // a lease taken over returns to the queue in seconds
+  };
   withTestApp(backend, { env }, (started) => {
-    ({ t } = started);
+    ({ t, database } = started);
   });
   let apiKey: string;
   before(async () => {
@@ -75,6 +81,34 @@ describeEachBackend('a replicate run stopped', (backend) => {
     await prediction.settled();
     assert.equal(prediction.status, 'canceled');
     assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
+  it('a lease lost to another worker leaves the prediction running; the next attempt resumes it', async () => {
+    const before = (await balances(t.url, apiKey)).standard!;
+    const { taskId, prediction } = await running('mdl_rep-image');
+    // Another worker takes the task over: its lease token changes, and that lease expires.
+    await database.db
+      .updateTable('tasks')
+      .set({ lease_token: 'taken-over', lease_expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', taskId)
+      .execute();
+    await t.logged((e) => e.msg === 'task started' && e.taskId === taskId && e.attempt === 2);
+    const seen = new Set(standin.http.requests);
+    await standin.http.received(
+      (r) => isReadOf(prediction)(r) && !seen.has(r),
+      'a poll of the same prediction by the second attempt',
+    );
+    prediction.pace.release();
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    assert.equal(prediction.status, 'succeeded');
+    assert.deepEqual(standin.http.matching(isCancelOf(prediction)), [], 'never cancelled');
+    const created = standin.http.matching(
+      (r) =>
+        r.method === 'POST' && (r.json as { input?: unknown } | undefined)?.input !== undefined,
+    );
+    assert.equal(created.filter((r) => !seen.has(r)).length, 0, 'no second prediction');
+    assert.equal((await balances(t.url, apiKey)).standard, before - 3, 'charged once');
   });
 });
 
