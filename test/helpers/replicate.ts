@@ -104,6 +104,7 @@ export function replicateModels(standin: ReplicateStandin, more: readonly object
         ...engine,
         model: 'acme/talking-head',
         input: { face: '{{portrait}}', speech: '{{audio}}' },
+        inlineMaxBytes: 50_000, // the small portrait inline, the speech uploaded
       },
       capabilities: { resolutions: [{ resolution: '240p', width: 64, height: 48 }] },
       pricing: pricing('second', 2),

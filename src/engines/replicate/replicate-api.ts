@@ -1,7 +1,9 @@
+import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
 import { callProvider } from '../remote/provider-call.ts';
 import { backendName, type RemoteDeps } from '../remote/remote-deps.ts';
 import { apiFailure, failure } from './replicate-failure.ts';
+import { uploadName } from './replicate-files.ts';
 import type { ReplicateOptions } from './replicate-options.ts';
 import { type Prediction, readPrediction } from './replicate-prediction.ts';
 
@@ -9,6 +11,9 @@ import { type Prediction, readPrediction } from './replicate-prediction.ts';
 export type PredictionOutcome =
   | { readonly ok: true; readonly prediction: Prediction }
   | EngineFailure;
+
+/** An uploaded file's URL, or the failure that ends the task. */
+export type Uploaded = { readonly ok: true; readonly url: string } | EngineFailure;
 
 /** How long a cancel may take once the task is over (its own signal is already aborted). */
 const cancelTimeoutMs = 15_000; // 15 seconds
@@ -48,6 +53,29 @@ export class ReplicateApi {
     return this.#read('the prediction request', response);
   }
 
+  /**
+   * `POST /files` (multipart `content`): the uploaded file's `urls.get`, which a file input
+   * takes. Over Replicate's size limit (413) the request is refused as input (code 4).
+   */
+  async upload(bytes: Buffer, type: string, signal: AbortSignal): Promise<Uploaded> {
+    const form = new FormData();
+    form.set('content', new Blob([new Uint8Array(bytes)], { type }), uploadName(type));
+    form.set('type', type);
+    const response = await this.#call(`${this.#options.baseUrl}/files`, 'POST', signal, {}, form);
+    if (!response.ok) {
+      const refused = await apiFailure('a file upload', response, [this.#token]);
+      return response.status === 413
+        ? { ...refused, finishCode: FinishCode.RejectedInput }
+        : refused;
+    }
+    const body = (await response.json().catch(() => null)) as { urls?: { get?: unknown } } | null;
+    const url = body?.urls?.get;
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) {
+      return failure('Replicate answered a file upload with no file URL');
+    }
+    return { ok: true, url };
+  }
+
   /** `GET` the prediction's `urls.get`. */
   async read(prediction: Prediction, signal: AbortSignal): Promise<PredictionOutcome> {
     return this.#read('a prediction read', await this.#call(prediction.getUrl, 'GET', signal));
@@ -83,7 +111,7 @@ export class ReplicateApi {
     method: string,
     signal: AbortSignal,
     headers: Record<string, string> = {},
-    body?: string,
+    body?: string | FormData,
   ): Promise<Response> {
     return callProvider(this.#deps, {
       backend: this.#backend,

@@ -25,6 +25,8 @@ export interface ReplicateOptions {
    * no worker is left to cancel it (the model's `maxRunSeconds` is a good value); null for none.
    */
   readonly cancelAfterSeconds: number | null;
+  /** Input files up to this size go inline as `data:` URIs; larger ones through `POST /files`. */
+  readonly inlineMaxBytes: number;
   /** The largest output file accepted. */
   readonly maxOutputBytes: number;
   /** How long one output download may take. */
@@ -35,6 +37,8 @@ export const defaultBaseUrl = 'https://api.replicate.com/v1';
 const defaultPollMs = 1_000; // 1 second
 const defaultOutputTimeoutMs = 120_000; // 2 minutes
 const mib = 1024 * 1024;
+/** Replicate's advice: data URIs only up to 256 kB (protocol doc, "Files and file inputs"). */
+const defaultInlineMaxBytes = 256 * 1024;
 /** Images and speech are megabytes; videos can be hundreds. */
 const defaultMaxOutputBytes: Readonly<Record<GenerationKind, number>> = {
   image: 64 * mib,
@@ -102,6 +106,7 @@ export function readOptions(
     pollMs: integer('pollMs', 10, 60_000) ?? defaultPollMs,
     waitSeconds: integer('waitSeconds', 1, 60),
     cancelAfterSeconds: integer('cancelAfterSeconds', 5, 604_800),
+    inlineMaxBytes: integer('inlineMaxBytes', 0, 100 * mib) ?? defaultInlineMaxBytes,
     maxOutputBytes: integer('maxOutputBytes', 1, 4096 * mib) ?? defaultMaxOutputBytes[kind],
     outputTimeoutMs: integer('outputTimeoutMs', 10, 3_600_000) ?? defaultOutputTimeoutMs,
   };

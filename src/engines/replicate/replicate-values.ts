@@ -1,11 +1,11 @@
 import type { EngineRequest } from '../engine.ts';
 import type { SlotValue } from './replicate-template.ts';
 
-/**
- * The placeholder values of one request (see `kindSlots`). Loaded files become `data:` URIs,
- * which every Replicate file input accepts (protocol doc, "Files and file inputs").
- */
-export function slotValues(request: EngineRequest): Record<string, SlotValue> {
+/** A placeholder's value before it is sent: files are still bytes (see replicate-files.ts). */
+export type RawValue = SlotValue | Buffer;
+
+/** The placeholder values of one request (see `kindSlots`); loaded files as their bytes. */
+export function slotValues(request: EngineRequest): Record<string, RawValue> {
   switch (request.kind) {
     case 'image': {
       const s = request.settings;
@@ -19,7 +19,7 @@ export function slotValues(request: EngineRequest): Record<string, SlotValue> {
         aspect_ratio: s.aspectRatio,
         count: s.count,
         format: s.format,
-        image: first === undefined ? null : dataUri(first.picture),
+        image: first?.picture ?? null,
       };
     }
     case 'video': {
@@ -33,7 +33,7 @@ export function slotValues(request: EngineRequest): Record<string, SlotValue> {
         resolution: s.resolution,
         duration: s.durationSeconds,
         fps: s.fps,
-        image: request.image === null ? null : dataUri(request.image),
+        image: request.image,
       };
     }
     case 'speech': {
@@ -49,8 +49,8 @@ export function slotValues(request: EngineRequest): Record<string, SlotValue> {
     case 'avatar': {
       const s = request.settings;
       return {
-        portrait: dataUri(request.portrait),
-        audio: request.audio === null ? null : dataUri(request.audio),
+        portrait: request.portrait,
+        audio: request.audio,
         text: s.script,
         voice: request.voice,
         width: s.width,
@@ -75,23 +75,4 @@ export function unfillable(request: EngineRequest, used: ReadonlySet<string>): s
     return 'This avatar model animates an uploaded audio only: give audioMediaId instead of a script.';
   }
   return null;
-}
-
-/** `data:<type>;base64,…`, the type read from the bytes' signature. */
-export function dataUri(bytes: Buffer): string {
-  return `data:${sniffType(bytes)};base64,${bytes.toString('base64')}`;
-}
-
-function sniffType(bytes: Buffer): string {
-  const ascii = (start: number, end: number) => bytes.subarray(start, end).toString('latin1');
-  if (bytes[0] === 0x89 && ascii(1, 4) === 'PNG') return 'image/png';
-  if (bytes[0] === 0xff && bytes[1] === 0xd8) return 'image/jpeg';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
-  if (ascii(0, 3) === 'ID3' || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) {
-    return 'audio/mpeg';
-  }
-  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
-  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
-  return 'application/octet-stream';
 }

@@ -6,6 +6,7 @@ import { ProviderUnreachableError } from '../remote/provider-call.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
 import { failure, predictionFailure } from './replicate-failure.ts';
+import { sendableValues } from './replicate-files.ts';
 import { type ReplicateOptions, readOptions } from './replicate-options.ts';
 import { collectOutputs } from './replicate-outputs.ts';
 import { isTerminal, type Prediction, progressOf } from './replicate-prediction.ts';
@@ -71,18 +72,25 @@ async function runPrediction(
   return collectOutputs(deps, options, request, prediction, signal);
 }
 
-/** Creates the prediction and remembers its id with the task before anything else. */
+/**
+ * Creates the prediction (input files inline or uploaded first) and remembers its id with the
+ * task before anything else.
+ */
 async function start(
   api: ReplicateApi,
   options: ReplicateOptions,
   request: EngineRequest,
   context: EngineContext,
 ): Promise<PredictionOutcome> {
-  const refused = unfillable(request, placeholdersIn(options.input));
+  const used = placeholdersIn(options.input);
+  const refused = unfillable(request, used);
   if (refused !== null) return { ...failure(refused), finishCode: FinishCode.RejectedInput };
   let created: PredictionOutcome;
   try {
-    created = await api.create(fillTemplate(options.input, slotValues(request)), context.signal);
+    const upload = (bytes: Buffer, type: string) => api.upload(bytes, type, context.signal);
+    const values = await sendableValues(slotValues(request), used, options.inlineMaxBytes, upload);
+    if (!values.ok) return values;
+    created = await api.create(fillTemplate(options.input, values.values), context.signal);
   } catch (error) {
     if (error instanceof ProviderUnreachableError) return failure(error.message);
     throw error;

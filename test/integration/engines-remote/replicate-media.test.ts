@@ -76,7 +76,7 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
     assert.deepEqual([getContent.creditsCharged, getContent.creditsRefunded], [5, 0]);
   });
 
-  it('makes a talking avatar from the portrait and the uploaded speech (data: URIs); refuses a script', async () => {
+  it('makes a talking avatar from the portrait (data: URI) and the speech (Files API); refuses a script', async () => {
     const portrait = await testPicture(64, 64);
     const speech = await testTone(1);
     const portraitMediaId = await uploadOk(t.url, apiKey, {
@@ -109,8 +109,10 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
       .matching((r) => r.path === '/v1/models/acme/talking-head/predictions')
       .at(-1)!;
     const input = (create.json as { input: { face: string; speech: string } }).input;
-    assert.match(input.face, /^data:image\/png;base64,/);
-    assert.equal(input.speech, `data:audio/wav;base64,${speech.toString('base64')}`);
+    assert.match(input.face, /^data:image\/png;base64,/, 'a small file goes inline');
+    const fileId = new RegExp(`^${standin.http.url}/v1/files/(\\w+)$`).exec(input.speech)?.[1];
+    assert.ok(fileId, `a large file is uploaded and passed by URL: ${input.speech.slice(0, 80)}`);
+    assert.ok(standin.files.stored.get(fileId)?.bytes.equals(speech), 'the uploaded speech');
     const { getContent } = await contentOf(contentId);
     const media = getContent.media[0]!;
     assert.deepEqual([media.kind, media.mimeType], ['video', 'video/mp4']);
