@@ -1,7 +1,8 @@
 import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
 import { callProvider } from '../remote/provider-call.ts';
-import { backendName, type RemoteDeps } from '../remote/remote-deps.ts';
+import { readBody } from '../remote/read-body.ts';
+import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { apiFailure, failure } from './replicate-failure.ts';
 import { uploadName } from './replicate-files.ts';
 import type { ReplicateOptions } from './replicate-options.ts';
@@ -14,6 +15,19 @@ export type PredictionOutcome =
 
 /** An uploaded file's URL, or the failure that ends the task. */
 export type Uploaded = { readonly ok: true; readonly url: string } | EngineFailure;
+
+/** The largest API answer read: a prediction carries its logs, which can grow long. */
+const maxAnswerBytes = 16 * 1024 * 1024; // 16 MiB
+
+/** A JSON answer read within the cap; null when it is too big or not JSON. */
+async function readJson(response: Response): Promise<unknown> {
+  try {
+    return JSON.parse((await readBody(response, maxAnswerBytes)).toString('utf8'));
+  } catch (error) {
+    if (error instanceof RemoteOutputError || error instanceof SyntaxError) return null;
+    throw error;
+  }
+}
 
 /** How long a cancel may take once the task is over (its own signal is already aborted). */
 const cancelTimeoutMs = 15_000; // 15 seconds
@@ -68,7 +82,7 @@ export class ReplicateApi {
         ? { ...refused, finishCode: FinishCode.RejectedInput }
         : refused;
     }
-    const body = (await response.json().catch(() => null)) as { urls?: { get?: unknown } } | null;
+    const body = (await readJson(response)) as { urls?: { get?: unknown } } | null;
     const url = body?.urls?.get;
     if (typeof url !== 'string' || !/^https?:\/\//.test(url)) {
       return failure('Replicate answered a file upload with no file URL');
@@ -127,10 +141,7 @@ export class ReplicateApi {
 
   async #read(what: string, response: Response): Promise<PredictionOutcome> {
     if (!response.ok) return apiFailure(what, response, [this.#token]);
-    const prediction = readPrediction(
-      await response.json().catch(() => null),
-      this.#options.baseUrl,
-    );
+    const prediction = readPrediction(await readJson(response), this.#options.baseUrl);
     if (prediction === null) return failure(`Replicate answered ${what} with no prediction`);
     return { ok: true, prediction };
   }

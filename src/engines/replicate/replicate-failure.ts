@@ -1,6 +1,7 @@
 import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
 import { redact } from '../remote/provider-failure.ts';
+import { readBody } from '../remote/read-body.ts';
 import type { Prediction } from './replicate-prediction.ts';
 
 // Replicate reports a model's refusal the way it reports any model failure: `status: "failed"`
@@ -9,6 +10,7 @@ import type { Prediction } from './replicate-prediction.ts';
 // models "flagged as sensitive" or "E005" — and the raw message is kept for the user.
 
 const longestMessage = 500; // characters kept of Replicate's message
+const maxErrorBytes = 64 * 1024; // an error answer read, at most
 const refusalWords =
   /\bnsfw\b|content polic|flagged as sensitive|\bsensitive content\b|\bE005\b|safety (checker|filter|system)/i;
 
@@ -40,7 +42,9 @@ export async function apiFailure(
   response: Response,
   secrets: readonly string[],
 ): Promise<EngineFailure> {
-  const text = await response.text().catch(() => '');
+  const text = await readBody(response, maxErrorBytes)
+    .then((bytes) => bytes.toString('utf8'))
+    .catch(() => '');
   let said = text.trim();
   try {
     const problem = JSON.parse(text) as { title?: unknown; detail?: unknown };

@@ -156,6 +156,7 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
     const { getContent } = await contentOf(contentId);
     const media = getContent.media[0]!;
     assert.deepEqual([media.kind, media.mimeType], ['audio', 'audio/wav']);
+    assert.ok(Math.abs((media.durationMs ?? 0) - 2000) < 100, `lasts ${media.durationMs} ms`);
     assert.ok((await download(t.url, apiKey, media.mediaId)).equals(spoken));
   });
 
