@@ -83,6 +83,17 @@ describeEachBackend('a replicate run stopped', (backend) => {
     assert.deepEqual(await balances(t.url, apiKey), before);
   });
 
+  it('a prediction Replicate aborted at its Cancel-After deadline finishes with code 1, refunded', async () => {
+    const before = await balances(t.url, apiKey);
+    const { taskId, prediction } = await running('mdl_rep-image');
+    prediction.reachDeadline(); // still queued at Replicate: `aborted`, a status its SDKs miss
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(prediction.status, 'aborted');
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(task.finishMessage ?? '', /was aborted before it ran/);
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
   it('a lease lost to another worker leaves the prediction running; the next attempt resumes it', async () => {
     const before = (await balances(t.url, apiKey)).standard!;
     const { taskId, prediction } = await running('mdl_rep-image');
