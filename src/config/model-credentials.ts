@@ -10,6 +10,11 @@ export interface ModelCredentials {
 
 const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+function hasUserInfo(url: string): boolean {
+  const { username, password } = new URL(url);
+  return username !== '' || password !== '';
+}
+
 /**
  * Reads the credentials models name by environment variable (`engineOptions.apiKeyEnv`) and
  * checks their base URLs: a variable that is not set, or a `baseUrl` that is not an http(s)
@@ -27,6 +32,11 @@ export function modelCredentials(
     const { apiKeyEnv, baseUrl } = model.engineOptions;
     if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !isHttpOrigin(baseUrl))) {
       problems.push(`${where}: engineOptions.baseUrl must be an http(s) URL without a query`);
+    } else if (typeof baseUrl === 'string' && hasUserInfo(baseUrl)) {
+      // It would be stored in the catalogue and shown in backend labels: name it instead.
+      problems.push(
+        `${where}: engineOptions.baseUrl must not hold a user or password; put the key in a variable named by apiKeyEnv`,
+      );
     }
     if (apiKeyEnv === undefined) continue;
     if (typeof apiKeyEnv !== 'string' || !variableName.test(apiKeyEnv)) {

@@ -34,6 +34,7 @@ describe('credentials of model servers (engineOptions.apiKeyEnv)', () => {
         model('mdl_a', { apiKeyEnv: 'TTS_KEY' }),
         model('mdl_b', { apiKeyEnv: 'EMPTY_KEY', baseUrl: 'ftp://host/v1' }),
         model('mdl_c', { apiKeyEnv: 'not a name' }),
+        model('mdl_d', { baseUrl: 'https://user:sk-secret@api.example/v1' }),
       ]),
       EMPTY_KEY: '',
     });
@@ -44,6 +45,7 @@ describe('credentials of model servers (engineOptions.apiKeyEnv)', () => {
         'MODELS[1] (mdl_b): engineOptions.baseUrl must be an http(s) URL without a query',
         "MODELS[1] (mdl_b): engineOptions.apiKeyEnv names EMPTY_KEY, which is not set (the model server's API key)",
         'MODELS[2] (mdl_c): engineOptions.apiKeyEnv must be an environment variable name',
+        'MODELS[3] (mdl_d): engineOptions.baseUrl must not hold a user or password; put the key in a variable named by apiKeyEnv',
       ],
     );
     assert.ok(
