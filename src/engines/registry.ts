@@ -1,4 +1,5 @@
 import type { ModelDefinition } from '../domain/model.ts';
+import { comfyuiEngine } from './comfyui/comfyui.engine.ts';
 import type { Engine } from './engine.ts';
 import { fakeEngine, noopEngine } from './fake/fake.engine.ts';
 import type { Ffmpeg } from './media/ffmpeg.ts';
@@ -24,6 +25,7 @@ export function builtinEngines(ffmpeg: Ffmpeg, remote: RemoteDeps): ReadonlyMap<
     openaiImagesEngine(remote),
     openaiSpeechEngine(remote),
     replicateEngine(remote),
+    comfyuiEngine(remote),
     fakeEngine,
     noopEngine,
   ];

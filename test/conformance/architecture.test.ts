@@ -111,6 +111,7 @@ const subfolders = [
   'edge/ui',
   'edge/ui/assets',
   'edge/ws',
+  'engines/comfyui',
   'engines/fake',
   'engines/media',
   'engines/openai',
