@@ -152,19 +152,20 @@ export function testVideo(seconds: number): Promise<Buffer> {
 
 /**
  * Suite scaffolding: the ComfyUI protocol stand-in, then a database of `backend` and the app
- * with `models(standinUrl)` in `MODELS`; all closed after the suite.
+ * with `models(standinUrl)` in `MODELS` (and `env`); all closed after the suite.
  */
 export function withComfyApp(
   backend: Backend,
   models: (baseUrl: string) => unknown[],
   set: (started: { comfy: ComfyStandin; database: Database; t: TestApp }) => void,
+  env: Record<string, string> = {},
 ): void {
   let started: { comfy: ComfyStandin; database: Database; t: TestApp } | undefined;
   before(async () => {
     const comfy = await ComfyStandin.start({ checkpoints: [checkpoint] });
     const database = await createTestDatabase(backend);
-    const env = { MODELS: JSON.stringify(models(comfy.url)), WORKER_CONCURRENCY: '2' };
-    started = { comfy, database, t: await startTestApp(database, { env }) };
+    const vars = { MODELS: JSON.stringify(models(comfy.url)), WORKER_CONCURRENCY: '2', ...env };
+    started = { comfy, database, t: await startTestApp(database, { env: vars }) };
     set(started);
   });
   after(async () => {

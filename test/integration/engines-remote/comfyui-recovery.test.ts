@@ -4,19 +4,28 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
+import type { Database } from '../../../src/store/database.ts';
+import type { TestApp } from '../../helpers/app.ts';
 import { type RunningServer, shortLeaseWorkerEnv, startServer } from '../../helpers/cli.ts';
-import { checkpoint, comfyImageModel } from '../../helpers/comfyui-models.ts';
+import {
+  checkpoint,
+  comfyImageModel,
+  posted,
+  promptOf,
+  withComfyApp,
+} from '../../helpers/comfyui-models.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
+import { seedAccount } from '../../helpers/seed.ts';
 import { ComfyStandin } from '../../helpers/standins/comfyui.ts';
 import type { RecordedRequest } from '../../helpers/standins/standin-server.ts';
 
 // A server killed mid-task (SIGKILL: no chance to tidy up) while ComfyUI works on its prompt.
 // The task's next attempt, on a new server, must find that prompt — still running, or finished
 // meanwhile — and take its outputs, never queue the work a second time: one prompt, one
-// result, one charge. ComfyUI is the protocol stand-in (test/helpers/standins/comfyui.ts).
-
-const promptOf = (taskId: string) => `atelier-${taskId}`;
+// result, one charge. And a worker that is alive when its lease passes on must leave the
+// prompt running for the attempt that took over (no /interrupt). ComfyUI is the protocol
+// stand-in (test/helpers/standins/comfyui.ts).
 
 describe('a comfyui task whose server died mid-prompt [pglite: server processes]', () => {
   let comfy: ComfyStandin;
@@ -108,3 +117,52 @@ describe('a comfyui task whose server died mid-prompt [pglite: server processes]
 function hasId(request: RecordedRequest, promptId: string): boolean {
   return (request.json as { prompt_id?: unknown } | undefined)?.prompt_id === promptId;
 }
+
+describe('a comfyui task whose lease passes to another attempt while its worker lives [pglite]', () => {
+  let comfy: ComfyStandin;
+  let database: Database;
+  let t: TestApp;
+  // One slot: the second attempt can start only once the first has stopped.
+  withComfyApp(
+    'pglite',
+    (url) => [comfyImageModel('mdl_comfy-sdxl', url)],
+    (started) => {
+      ({ comfy, database, t } = started);
+    },
+    { WORKER_CONCURRENCY: '1', TASK_LEASE_MS: '1000' },
+  );
+
+  it('leaves the prompt running for the next attempt, which finishes it: no interrupt', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    comfy.script({ manual: true });
+    const { contentId, taskId } = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_comfy-sdxl',
+      prompt: 'hand over',
+    });
+    const run = await comfy.runOf(promptOf(taskId));
+    await run.pace.waitingAt('start');
+    // What another worker's sweep does to a lease it saw expire.
+    await database.db
+      .updateTable('tasks')
+      .set({ status: 'queued', lease_token: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', taskId)
+      .execute();
+    await t.logged((e) => e.msg === 'task started' && e.taskId === taskId && e.attempt === 2);
+    run.pace.release();
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const interrupts = comfy.http.matching(posted('/interrupt'));
+    assert.deepEqual(interrupts, [], 'the first attempt, stopped as lost, left the prompt alone');
+    assert.equal(
+      comfy.http.matching((r) => posted('/prompt')(r) && hasId(r, promptOf(taskId))).length,
+      1,
+    );
+    const media = await database.db
+      .selectFrom('media')
+      .select('id')
+      .where('content_id', '=', contentId)
+      .execute();
+    assert.equal(media.length, 1);
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 7 });
+  });
+});
