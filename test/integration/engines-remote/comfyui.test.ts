@@ -130,6 +130,23 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
   });
 
+  it('reports the ComfyUI server in /readyz and /metrics after its calls', async () => {
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as {
+      backends?: { backend: string; reachable: boolean | null; calls: number }[];
+    };
+    const backend = `comfyui ${comfy.url}`;
+    const mine = ready.backends?.find((b) => b.backend === backend);
+    assert.equal(mine?.reachable, true, JSON.stringify(ready));
+    assert.ok(mine.calls > 0);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      new RegExp(
+        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="ok"\\} [1-9]`,
+      ),
+    );
+  });
+
   it('kept the five invariants over every scenario above', async () => {
     assert.deepEqual(await invariantViolations(database.db), []);
   });
