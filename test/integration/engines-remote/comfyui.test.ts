@@ -26,6 +26,7 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     (url) => [
       comfyImageModel('mdl_comfy-sdxl', url),
       comfyImageModel('mdl_comfy-small', url, { maxOutputBytes: 2_000 }),
+      comfyImageModel('mdl_comfy-prefixed', `${url}/api`),
     ],
     (started) => {
       ({ comfy, database, t } = started);
@@ -128,6 +129,22 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
       .execute();
     assert.deepEqual(media, []);
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
+  });
+
+  it('reaches a server under a path prefix (ComfyUI’s own /api routes)', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    const { taskId } = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_comfy-prefixed',
+      prompt: 'p',
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const paths = comfy.http
+      .matching((r) => r.path.startsWith('/api/'))
+      .map((r) => `${r.method} ${r.path.replace(/\/history\/.*/, '/history/…')}`);
+    for (const route of ['POST /api/prompt', 'GET /api/history/…', 'GET /api/view']) {
+      assert.ok(paths.includes(route), `${route} in ${paths}`);
+    }
   });
 
   it('reports the ComfyUI server in /readyz and /metrics after its calls', async () => {
