@@ -68,6 +68,28 @@ export function videoWorkflow(): Record<string, unknown> {
   };
 }
 
+/** Text-to-video saved by Video Helper Suite's VHS_VideoCombine (files listed under `gifs`). */
+export function vhsVideoWorkflow(): Record<string, unknown> {
+  const graph = videoWorkflow();
+  delete graph['10'];
+  delete graph['11'];
+  return {
+    ...graph,
+    '14': {
+      class_type: 'VHS_VideoCombine',
+      inputs: {
+        images: ['8', 0],
+        frame_rate: '{{fps}}',
+        loop_count: 0,
+        filename_prefix: 'atelier',
+        format: 'video/h264-mp4',
+        pingpong: false,
+        save_output: true,
+      },
+    },
+  };
+}
+
 /** Image-to-video on core nodes: the uploaded still, encoded, sampled into frames. */
 export function imageToVideoWorkflow(): Record<string, unknown> {
   const graph = videoWorkflow();
@@ -111,9 +133,15 @@ export function comfyImageModel(
   };
 }
 
-/** A video model on the comfyui engine (text- or image-to-video): 64x48 at 8 fps, 1–2 s. */
-export function comfyVideoModel(modelId: string, baseUrl: string, mode: 'text' | 'image' = 'text') {
-  const workflow = mode === 'text' ? videoWorkflow() : imageToVideoWorkflow();
+/** A video model on the comfyui engine (text-, image-to-video, or VHS-saved): 64x48, 8 fps, 1–2 s. */
+export function comfyVideoModel(
+  modelId: string,
+  baseUrl: string,
+  mode: 'text' | 'image' | 'vhs' = 'text',
+) {
+  const workflow = { text: videoWorkflow, image: imageToVideoWorkflow, vhs: vhsVideoWorkflow }[
+    mode
+  ]();
   return {
     modelId,
     name: modelId,
@@ -121,7 +149,7 @@ export function comfyVideoModel(modelId: string, baseUrl: string, mode: 'text' |
     engine: 'comfyui',
     engineOptions: { baseUrl, workflow },
     capabilities: {
-      modes: [mode],
+      modes: [mode === 'image' ? 'image' : 'text'],
       formats: [
         {
           resolution: '48p',

@@ -31,6 +31,7 @@ describeEachBackend('the comfyui engine makes videos (ComfyUI protocol stand-in)
     (url) => [
       comfyVideoModel('mdl_comfy-video', url),
       comfyVideoModel('mdl_comfy-animate', url, 'image'),
+      comfyVideoModel('mdl_comfy-vhs', url, 'vhs'),
     ],
     (started) => {
       ({ comfy, database, t } = started);
@@ -92,6 +93,33 @@ describeEachBackend('the comfyui engine makes videos (ComfyUI protocol stand-in)
     assert.ok(uploaded, 'uploaded through POST /upload/image');
     const meta = await sharp(uploaded).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['png', 128, 96]);
+  });
+
+  it('takes the video a Video Helper Suite node lists under `gifs`', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    comfy.script({ file: { bytes: await testVideo(1), extension: 'mp4' } });
+    const { generateVideo } = await gqlOk<{ generateVideo: { contentId: string; taskId: string } }>(
+      t.url,
+      apiKey,
+      'mutation V($input: GenerateVideoInput!) { generateVideo(input: $input) { contentId taskId } }',
+      { input: { modelId: 'mdl_comfy-vhs', prompt: 'rain', durationSeconds: 1 } },
+    );
+    const task = await waitForTask(t.url, apiKey, generateVideo.taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const entry = await comfy.finished(promptOf(generateVideo.taskId));
+    const gifs = entry.outputs['14']?.gifs as { filename: string }[] | undefined;
+    assert.match(gifs?.[0]?.filename ?? '', /^atelier_\d{5}\.mp4$/, 'listed under gifs');
+    const { getContent } = await gqlOk<{ getContent: { media: { mediaId: string }[] } }>(
+      t.url,
+      apiKey,
+      'query C($id: ID!) { getContent(contentId: $id) { media { mediaId } } }',
+      { id: generateVideo.contentId },
+    );
+    const bytes = await download(t.url, apiKey, getContent.media[0]!.mediaId);
+    assert.ok(
+      bytes.equals(comfy.files.get('output', '', gifs![0]!.filename)!),
+      'the file ComfyUI saved',
+    );
   });
 
   it('kept the five invariants over every scenario above', async () => {
