@@ -95,8 +95,26 @@ async function start(
     if (error instanceof ProviderUnreachableError) return failure(error.message);
     throw error;
   }
-  if (created.ok) await context.checkpoint?.save(`${checkpointPrefix}${created.prediction.id}`);
+  if (created.ok) await remember(api, created.prediction, context);
   return created;
+}
+
+/**
+ * Saves the prediction's id as the task's checkpoint. When that fails (the lease was lost, the
+ * task cancelled meanwhile, the database down) no later attempt can find the prediction and
+ * would create (and pay for) another, so this one is cancelled before the error goes on.
+ */
+async function remember(
+  api: ReplicateApi,
+  prediction: Prediction,
+  context: EngineContext,
+): Promise<void> {
+  try {
+    await context.checkpoint?.save(`${checkpointPrefix}${prediction.id}`);
+  } catch (error) {
+    await api.cancel(prediction);
+    throw error;
+  }
 }
 
 /** The prediction an earlier attempt of this task started, if Replicate still knows it. */

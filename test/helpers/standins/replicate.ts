@@ -56,6 +56,7 @@ export class ReplicateStandin {
   #handedOut = 0;
   #watchers = new Set<() => void>();
   #runs = new Set<Promise<void>>();
+  #waits = new Set<() => void>();
 
   private constructor(options: ReplicateStandinOptions) {
     this.token = options.token ?? 'r8_standin_token';
@@ -120,7 +121,16 @@ export class ReplicateStandin {
     });
   }
 
+  /**
+   * Ends every `Prefer: wait` being held now, as if its N seconds had passed: the create
+   * answers with the prediction as it stands (still running unless it settled).
+   */
+  expireWaits(): void {
+    for (const expire of [...this.#waits]) expire();
+  }
+
   async close(): Promise<void> {
+    this.expireWaits();
     for (const prediction of this.predictions.values()) prediction.cancel();
     await Promise.all(this.#runs);
     await this.http.close();
@@ -242,15 +252,19 @@ export class ReplicateStandin {
   /** `Prefer: wait=N`: until the prediction is terminal or N "seconds" pass. */
   async #waitFor(prediction: Prediction, seconds: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
+    let expire: (() => void) | undefined;
     try {
       await Promise.race([
         prediction.settled(),
         new Promise<void>((resolve) => {
+          expire = resolve;
+          this.#waits.add(resolve);
           timer = setTimeout(resolve, seconds * this.#secondMs);
         }),
       ]);
     } finally {
       clearTimeout(timer);
+      if (expire !== undefined) this.#waits.delete(expire);
     }
   }
 }

@@ -38,8 +38,10 @@ describeEachBackend('a replicate run stopped', (backend) => {
   let t: TestApp;
   let database: Database;
   const brief = imageModel(standin, 'mdl_rep-brief', {}, { maxRunSeconds: 1 });
+  // Its create answer is held (`Prefer: wait`) until the test calls `standin.expireWaits()`.
+  const waiting = imageModel(standin, 'mdl_rep-wait', { waitSeconds: 60 });
   const env = {
-    MODELS: replicateModels(standin, [brief]),
+    MODELS: replicateModels(standin, [brief, waiting]),
     [tokenEnv]: standin.token,
     TASK_LEASE_MS: '1500', // a lease taken over returns to the queue in seconds
   };
@@ -59,6 +61,14 @@ describeEachBackend('a replicate run stopped', (backend) => {
     const prediction = await next;
     await standin.http.received(isReadOf(prediction), 'a poll of the prediction');
     return { taskId, prediction };
+  };
+
+  /** Submits a held prediction on mdl_rep-wait: resolves once created, its create unanswered. */
+  const creating = async () => {
+    standin.script({ manual: true });
+    const next = standin.nextPrediction();
+    const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-wait', prompt: 'held' });
+    return { taskId, prediction: await next };
   };
 
   it('cancelling the task cancels the prediction at Replicate, credits refunded', async () => {
@@ -92,6 +102,25 @@ describeEachBackend('a replicate run stopped', (backend) => {
     assert.equal(task.finishCode, FinishCode.EngineFailure);
     assert.match(task.finishMessage ?? '', /was aborted before it ran/);
     assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
+  it('a prediction whose id cannot be saved (lease lost during the create) is cancelled', async () => {
+    const before = (await balances(t.url, apiKey)).standard!;
+    const { taskId, prediction } = await creating();
+    const next = standin.nextPrediction(); // the next attempt's
+    await database.db
+      .updateTable('tasks')
+      .set({ lease_token: 'taken-over', lease_expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', taskId)
+      .execute();
+    standin.expireWaits(); // the create answers; the checkpoint write is refused
+    await standin.http.received(isCancelOf(prediction), 'the cancel URL of the unsaved one');
+    await prediction.settled();
+    assert.equal(prediction.status, 'canceled', 'not left running beside the next attempt');
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    assert.equal((await next).status, 'succeeded', 'the next attempt made its own');
+    assert.equal((await balances(t.url, apiKey)).standard, before - 3, 'charged once');
   });
 
   it('a lease lost to another worker leaves the prediction running; the next attempt resumes it', async () => {
