@@ -1,7 +1,7 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { FinishCode } from '../../domain/finish-code.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
-import { stopEndsTask } from '../engine.ts';
+import { RunStopped, stopEndsTask } from '../engine.ts';
 import { ProviderUnreachableError } from '../remote/provider-call.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
@@ -90,13 +90,47 @@ async function start(
     const upload = (bytes: Buffer, type: string) => api.upload(bytes, type, context.signal);
     const values = await sendableValues(slotValues(request), used, options.inlineMaxBytes, upload);
     if (!values.ok) return values;
-    created = await api.create(fillTemplate(options.input, values.values), context.signal);
+    context.signal.throwIfAborted();
+    const create = createSignal(context.signal);
+    try {
+      created = await api.create(fillTemplate(options.input, values.values), create.signal);
+    } finally {
+      create.release();
+    }
   } catch (error) {
     if (error instanceof ProviderUnreachableError) return failure(error.message);
     throw error;
   }
-  if (created.ok) await remember(api, created.prediction, context);
+  if (!created.ok) return created;
+  await remember(api, created.prediction, context);
+  const { signal } = context;
+  if (signal.aborted) {
+    if (stopEndsTask(signal)) await api.cancel(created.prediction);
+    throw signal.reason;
+  }
   return created;
+}
+
+/**
+ * The signal of the create call. Replicate makes the prediction as soon as it reads the
+ * request, and only the answer names it: a create aborted by a cancel or a lost lease would
+ * leave a prediction nobody can cancel (and the next attempt would pay for another). So those
+ * stops wait for the answer (at most `waitSeconds` with `Prefer: wait`); the run's deadline and
+ * a shutdown still abort it, bounded by `Cancel-After` at Replicate.
+ */
+function createSignal(task: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const follow = () => {
+    const why: unknown = task.reason;
+    const waits =
+      why instanceof RunStopped && (why.reason === 'cancelled' || why.reason === 'lost');
+    if (!waits) controller.abort(why);
+  };
+  task.addEventListener('abort', follow, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => task.removeEventListener('abort', follow),
+  };
 }
 
 /**

@@ -104,6 +104,18 @@ describeEachBackend('a replicate run stopped', (backend) => {
     assert.deepEqual(await balances(t.url, apiKey), before);
   });
 
+  it('a task cancelled while its create is in flight cancels the prediction that create made', async () => {
+    const before = await balances(t.url, apiKey);
+    const { taskId, prediction } = await creating();
+    await cancelTask(t.url, apiKey, taskId);
+    assert.equal((await waitForTask(t.url, apiKey, taskId)).finishCode, FinishCode.Cancelled);
+    standin.expireWaits(); // Replicate answers the create only now, naming the prediction
+    await standin.http.received(isCancelOf(prediction), 'the cancel URL POSTed');
+    await prediction.settled();
+    assert.equal(prediction.status, 'canceled');
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
   it('a prediction whose id cannot be saved (lease lost during the create) is cancelled', async () => {
     const before = (await balances(t.url, apiKey)).standard!;
     const { taskId, prediction } = await creating();
