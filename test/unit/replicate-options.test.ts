@@ -65,6 +65,19 @@ describe('replicate engine options', () => {
       'mdl_rep-speech: engineOptions.input must be the model input template (an object)',
     ]);
   });
+
+  it('a maxRunSeconds above the default Cancel-After needs cancelAfterSeconds', () => {
+    const options = { ...connection, model: 'a/b', input: { prompt: '{{prompt}}' } };
+    const long = { ...bound('image', options), maxRunSeconds: 900 } as ModelDefinition;
+    const bounded = {
+      ...bound('image', { ...options, cancelAfterSeconds: 900 }),
+      maxRunSeconds: 900,
+    } as ModelDefinition;
+    const short = { ...bound('image', options), maxRunSeconds: 120 } as ModelDefinition;
+    assert.deepEqual(bindingProblems([long, bounded, short], engines), [
+      'mdl_rep-image: engineOptions.cancelAfterSeconds must be set (at least maxRunSeconds, 900) when maxRunSeconds is above the default Cancel-After of 360 seconds',
+    ]);
+  });
 });
 
 describe('filling an input template', () => {

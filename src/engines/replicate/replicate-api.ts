@@ -53,7 +53,7 @@ export class ReplicateApi {
   /**
    * `POST /models/{owner}/{name}/predictions`, or `POST /predictions` with the version. With
    * `waitSeconds`, `Prefer: wait=N` holds the answer until the prediction ends (or N seconds);
-   * with `cancelAfterSeconds`, `Cancel-After` gives it a deadline at Replicate.
+   * `Cancel-After` gives it a deadline at Replicate (`cancelAfterSeconds`, always set).
    */
   async create(input: Record<string, unknown>, signal: AbortSignal): Promise<PredictionOutcome> {
     const { baseUrl, model, version, waitSeconds, cancelAfterSeconds } = this.#options;
@@ -62,7 +62,7 @@ export class ReplicateApi {
     const body = model === null ? { version, input } : { input };
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (waitSeconds !== null) headers.prefer = `wait=${waitSeconds}`;
-    if (cancelAfterSeconds !== null) headers['cancel-after'] = `${cancelAfterSeconds}s`;
+    headers['cancel-after'] = `${cancelAfterSeconds}s`;
     const response = await this.#call(url, 'POST', signal, headers, JSON.stringify(body));
     return this.#read('the prediction request', response);
   }

@@ -1,4 +1,4 @@
-import type { GenerationKind } from '../../domain/model.ts';
+import { defaultMaxRunSeconds, type GenerationKind } from '../../domain/model.ts';
 import { templateProblems } from './replicate-template.ts';
 
 /**
@@ -22,9 +22,10 @@ export interface ReplicateOptions {
   readonly waitSeconds: number | null;
   /**
    * `Cancel-After` on create: Replicate stops the prediction itself after this long, even if
-   * no worker is left to cancel it (the model's `maxRunSeconds` is a good value); null for none.
+   * no worker is left to cancel it (the model's `maxRunSeconds` is a good value); by default
+   * {@link defaultCancelAfterSeconds}.
    */
-  readonly cancelAfterSeconds: number | null;
+  readonly cancelAfterSeconds: number;
   /** Input files up to this size go inline as `data:` URIs; larger ones through `POST /files`. */
   readonly inlineMaxBytes: number;
   /** The largest output file accepted. */
@@ -46,6 +47,19 @@ const defaultMaxOutputBytes: Readonly<Record<GenerationKind, number>> = {
   video: 512 * mib,
   avatar: 512 * mib,
 };
+
+/** Time a prediction may wait in Replicate's queue beyond the run limit (`starting`). */
+const cancelAfterMarginSeconds = 60; // 1 minute
+
+/**
+ * `Cancel-After` when a model names none: the kind's default run limit plus a margin. A task
+ * can end with no worker left to cancel its prediction (cancelled while queued between
+ * attempts, its last attempt failing, finished as lost by the sweeper); this bounds what such
+ * a prediction costs. A model with a longer `maxRunSeconds` must set its own (checked at start).
+ */
+export function defaultCancelAfterSeconds(kind: GenerationKind): number {
+  return defaultMaxRunSeconds[kind] + cancelAfterMarginSeconds;
+}
 
 const ownerName = /^[\w.-]+\/[\w.-]+$/;
 const versionId = /^(?:[\w.-]+\/[\w.-]+(?::[0-9a-f]{64})?|[0-9a-f]{64})$/;
@@ -105,7 +119,8 @@ export function readOptions(
     outputKey: text('outputKey'),
     pollMs: integer('pollMs', 10, 60_000) ?? defaultPollMs,
     waitSeconds: integer('waitSeconds', 1, 60),
-    cancelAfterSeconds: integer('cancelAfterSeconds', 5, 604_800),
+    cancelAfterSeconds:
+      integer('cancelAfterSeconds', 5, 604_800) ?? defaultCancelAfterSeconds(kind),
     inlineMaxBytes: integer('inlineMaxBytes', 0, 100 * mib) ?? defaultInlineMaxBytes,
     maxOutputBytes: integer('maxOutputBytes', 1, 4096 * mib) ?? defaultMaxOutputBytes[kind],
     outputTimeoutMs: integer('outputTimeoutMs', 10, 3_600_000) ?? defaultOutputTimeoutMs,

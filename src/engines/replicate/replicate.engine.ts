@@ -29,7 +29,18 @@ export function replicateEngine(deps: RemoteDeps): Engine {
     kinds: ['image', 'video', 'speech', 'avatar'],
     checkOptions(model) {
       const read = readOptions(model.kind, model.engineOptions);
-      return read.ok ? [] : read.problems;
+      if (!read.ok) return read.problems;
+      // A run reads only engineOptions, not the model's limit: a longer limit needs its own.
+      const limit = model.maxRunSeconds;
+      if (limit !== undefined && model.engineOptions.cancelAfterSeconds === undefined) {
+        const fallback = read.options.cancelAfterSeconds;
+        if (limit > fallback) {
+          return [
+            `engineOptions.cancelAfterSeconds must be set (at least maxRunSeconds, ${limit}) when maxRunSeconds is above the default Cancel-After of ${fallback} seconds`,
+          ];
+        }
+      }
+      return [];
     },
     async run(request, context) {
       const read = readOptions(request.kind, request.options);

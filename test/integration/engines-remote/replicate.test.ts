@@ -69,6 +69,8 @@ describeEachBackend('the replicate engine against a Replicate protocol stand-in'
       .at(-1)!;
     assert.equal(create.path, '/v1/models/black-forest-labs/flux-schnell/predictions');
     assert.equal(create.headers.authorization, `Bearer ${standin.token}`);
+    // No cancelAfterSeconds: the image default (5 min + 1), so Replicate ends it by itself.
+    assert.equal(create.headers['cancel-after'], '360s');
     assert.deepEqual(create.json, {
       input: {
         prompt: 'a lighthouse at dawn',
