@@ -11,8 +11,8 @@ import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
 
-/** How long one output download may take, whatever its size. */
-const outputTimeoutMs = 120_000; // 2 minutes
+/** How long one output download may take when the engine names no deadline of its own. */
+const defaultOutputTimeoutMs = 120_000; // 2 minutes
 
 /** Largest decoded image accepted from a provider: 16k × 16k, as the model schema allows. */
 const maxImagePixels = 16_384 * 16_384;
@@ -67,7 +67,7 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
 
 async function fetchOutput(
   href: string,
-  o: { providerOrigin: string; maxBytes: number; signal: AbortSignal },
+  o: { providerOrigin: string; maxBytes: number; signal: AbortSignal; timeoutMs?: number },
   network: AddressCheckOptions & { ca?: string },
 ): Promise<{ bytes: Buffer; contentType: string | null }> {
   const url = URL.canParse(href) ? new URL(href) : null;
@@ -84,7 +84,7 @@ async function fetchOutput(
     const { bytes, headers } = await fetchPublic(url, {
       ...network,
       maxBytes: o.maxBytes,
-      timeoutMs: outputTimeoutMs,
+      timeoutMs: o.timeoutMs ?? defaultOutputTimeoutMs,
       signal: o.signal,
       trustedHost: own,
     });

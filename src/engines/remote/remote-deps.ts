@@ -12,12 +12,12 @@ export interface RemoteDeps {
   /**
    * Fetches a URL a provider returned for an output: only from `providerOrigin` itself or a
    * public https host (the CIMD address filter; the socket dials the checked address), at most
-   * `maxBytes`, aborted by `signal`. Throws a {@link RemoteOutputError} with a readable reason
-   * otherwise.
+   * `maxBytes`, within `timeoutMs` (2 minutes when absent), aborted by `signal`. Throws a
+   * {@link RemoteOutputError} with a readable reason otherwise.
    */
   fetchOutput(
     url: string,
-    o: { providerOrigin: string; maxBytes: number; signal: AbortSignal },
+    o: { providerOrigin: string; maxBytes: number; signal: AbortSignal; timeoutMs?: number },
   ): Promise<{ bytes: Buffer; contentType: string | null }>;
   /** Records one call of a backend (for /metrics and /readyz): backend = `${engine} ${origin}`. */
   observe(backend: string, outcome: 'ok' | 'failed', ms: number): void;

@@ -55,6 +55,7 @@ export async function collectOutputs(
         providerOrigin: new URL(options.baseUrl).origin,
         maxBytes: options.maxOutputBytes,
         signal: download,
+        timeoutMs: options.outputTimeoutMs, // up to an hour; the kit's own default is shorter
       });
       outputs.push(await checkOutput(deps, request, bytes, typeOf(url, contentType), signal));
     }

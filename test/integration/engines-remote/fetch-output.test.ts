@@ -13,6 +13,11 @@ import { RemoteOutputError } from '../../../src/engines/remote/remote-deps.ts';
 
 const png = Buffer.from('89504e470d0a1a0a', 'hex');
 const serve = (res: import('node:http').ServerResponse, url: string | undefined) => {
+  if (url === '/stalled.png') {
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': '4096' });
+    res.write(Buffer.alloc(16)); // and nothing more, until the client gives up
+    return;
+  }
   if (url === '/big') {
     res.writeHead(200, { 'content-type': 'image/png' });
     res.end(Buffer.alloc(4096));
@@ -110,6 +115,15 @@ describe('fetchOutput: where a provider output may come from', () => {
     await assert.rejects(
       deps.fetchOutput(`${providerOrigin}/big`, options(1000)),
       /could not be fetched \(larger than 1000 bytes\)/,
+    );
+  });
+
+  // The engine's own deadline governs (Replicate's outputTimeoutMs goes up to an hour), not a
+  // fixed one of the kit's: a short one here, so the test ends when it is honoured.
+  it("gives up a stalled download at the caller's timeoutMs", { timeout: 30_000 }, async () => {
+    await assert.rejects(
+      deps.fetchOutput(`${providerOrigin}/stalled.png`, { ...options(8192), timeoutMs: 200 }),
+      (error: Error) => error instanceof RemoteOutputError && /timed out/.test(error.message),
     );
   });
 
