@@ -29,6 +29,11 @@ describe('redacting credentials from what a provider says', () => {
     assert.match(out, /Incorrect API key provided: \[redacted\]/);
   });
 
+  it('masks a Replicate token echoed in part, even when it is not the one configured', () => {
+    const said = 'Invalid token r8_Zx81****************Qp (check REPLICATE_API_TOKEN)';
+    assert.equal(redact(said, []), 'Invalid token [redacted] (check REPLICATE_API_TOKEN)');
+  });
+
   it('leaves ordinary text alone', () => {
     assert.equal(
       redact('Rate limit reached for requests', [key]),

@@ -25,7 +25,8 @@ export interface ProviderError {
 
 /**
  * `text` with every secret replaced by `[redacted]`, and with what looks like an API key
- * (`sk-…`, `Bearer …`) masked too: a provider may echo a key shortened or altered.
+ * (OpenAI's `sk-…`, Atelier's `svc_…`, Replicate's `r8_…`, `Bearer …`) masked too: a provider
+ * may echo a key shortened or altered.
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
@@ -34,7 +35,7 @@ export function redact(text: string, secrets: readonly string[]): string {
   }
   return out
     .replace(/\b(Bearer\s+)[\w.~+/=-]+/gi, '$1[redacted]')
-    .replace(/\b(sk|svc)[-_][\w*.-]{6,}/gi, '[redacted]');
+    .replace(/\b(sk|svc|r8)[-_][\w*.-]{6,}/gi, '[redacted]');
 }
 
 /** How much of an error answer is read: the envelope is small; a proxy's HTML page need not be. */

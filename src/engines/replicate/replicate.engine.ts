@@ -3,6 +3,7 @@ import { FinishCode } from '../../domain/finish-code.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
 import { RunStopped, stopEndsTask } from '../engine.ts';
 import { ProviderUnreachableError } from '../remote/provider-call.ts';
+import { redact } from '../remote/provider-failure.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
 import { failure, predictionFailure } from './replicate-failure.ts';
@@ -48,7 +49,10 @@ export function replicateEngine(deps: RemoteDeps): Engine {
         return failure(`The model's Replicate options are invalid: ${read.problems.join('; ')}`);
       const token = deps.secret(read.options.apiKeyEnv);
       if (token === undefined) return failure(`${read.options.apiKeyEnv} holds no Replicate token`);
-      return runPrediction(deps, read.options, token, request, context);
+      const result = await runPrediction(deps, read.options, token, request, context);
+      // Every finish message is shown, stored and logged: none may carry the token, whatever
+      // path (Replicate's words, an unreachable API, an output error) wrote it.
+      return result.ok ? result : { ...result, message: redact(result.message, [token]) };
     },
   };
 }

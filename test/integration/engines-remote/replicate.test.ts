@@ -164,6 +164,16 @@ describeEachBackend('the replicate engine against a Replicate protocol stand-in'
     assert.ok(!t.logs().includes(standin.token), 'the token is in no log line');
   });
 
+  it('masks a token Replicate echoes only in part', async () => {
+    const part = `${standin.token.slice(0, 9)}*******`; // r8_standi*******
+    standin.script({ fail: `Token ${part} is not valid for this model` });
+    const { taskId } = await start({ prompt: 'partial leak' });
+    const task = await finished(taskId);
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(task.finishMessage ?? '', /Token \[redacted\] is not valid/);
+    assert.ok(!t.logs().includes(standin.token.slice(0, 9)), 'nor in a log line');
+  });
+
   it('the five invariants held', async () => {
     assert.deepEqual(await invariantViolations(database.db), []);
   });
