@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import type { AudioFormat } from '../../domain/model.ts';
 import type { EngineOutput, EngineRequest, EngineResult } from '../engine.ts';
 import { type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { failure } from './replicate-failure.ts';
@@ -100,10 +101,24 @@ async function checkOutput(
   const durationMs = probed.durationMs ?? undefined;
   if (request.kind === 'speech') {
     if (!probed.hasAudio) throw new RemoteOutputError('the speech output has no audio');
-    const byType = Object.keys(audioTypes).find((ext) => audioTypes[ext] === type.mime);
-    const extension = type.extension ?? byType ?? 'wav';
-    const mimeType = type.mime ?? audioTypes[extension] ?? 'audio/wav';
-    return { kind: 'audio', mimeType, extension, bytes, ...(durationMs ? { durationMs } : {}) };
+    // The bytes say what they are, not the URL or Content-Type (which could be text/html): a
+    // user who asked for one format gets that format or a failure, never another.
+    const made = audioFormatOf(bytes);
+    if (made === null) throw new RemoteOutputError('the speech output is not WAV, MP3 or Ogg');
+    const asked = request.settings.format;
+    if (made !== asked) {
+      throw new RemoteOutputError(
+        `the model made ${made} audio, not the ${asked} asked for (its input template should pass {{format}})`,
+      );
+    }
+    const mimeType = audioTypes[made];
+    return {
+      kind: 'audio',
+      mimeType,
+      extension: made,
+      bytes,
+      ...(durationMs ? { durationMs } : {}),
+    };
   }
   if (!probed.hasVideo) throw new RemoteOutputError(`the ${request.kind} output has no video`);
   if (request.kind === 'avatar' && !probed.hasAudio) {
@@ -114,12 +129,22 @@ async function checkOutput(
   return { kind: 'video', mimeType, extension, bytes, ...(durationMs ? { durationMs } : {}) };
 }
 
-const audioTypes: Readonly<Record<string, string>> = {
+const audioTypes: Readonly<Record<AudioFormat, string>> = {
   wav: 'audio/wav',
   mp3: 'audio/mpeg',
   ogg: 'audio/ogg',
-  flac: 'audio/flac',
 };
+
+/** The speech format of `bytes` by its signature (RIFF/WAVE, OggS, ID3 or an MP3 frame), or null. */
+function audioFormatOf(bytes: Buffer): AudioFormat | null {
+  const ascii = (from: number, to: number) => bytes.toString('latin1', from, to);
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 3) === 'ID3') return 'mp3';
+  // An MPEG audio frame sync (11 bits set) with a layer; AAC's ADTS has layer bits 00.
+  const [first = 0, second = 0] = bytes;
+  return first === 0xff && (second & 0xe0) === 0xe0 && (second & 0x06) !== 0 ? 'mp3' : null;
+}
 
 /** The file's extension (from its URL) and media type (from the answer's Content-Type). */
 function typeOf(

@@ -160,6 +160,35 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
     assert.ok((await download(t.url, apiKey, media.mediaId)).equals(spoken));
   });
 
+  it('speech in another format than the one asked for fails with code 1, refunded', async () => {
+    const before = await balances(t.url, apiKey);
+    const mp3 = await testTone(1, 'mp3');
+    standin.script({ form: 'url', files: [{ bytes: mp3, extension: 'mp3' }] });
+    const { taskId } = await submit(t.url, apiKey, 'generateSpeech', {
+      modelId: 'mdl_rep-speech',
+      voiceModelId: 'voc_en-gb',
+      text: 'The wrong format.',
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.EngineFailure, task.finishMessage ?? '');
+    assert.match(task.finishMessage ?? '', /made mp3 audio, not the wav asked for/);
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
+  it('stores speech with the type its bytes have, not the type its URL names', async () => {
+    const spoken = await testTone(1);
+    standin.script({ form: 'url', files: [{ bytes: spoken, extension: 'mp3' }] });
+    const { contentId, taskId } = await submit(t.url, apiKey, 'generateSpeech', {
+      modelId: 'mdl_rep-speech',
+      voiceModelId: 'voc_en-gb',
+      text: 'A WAV named .mp3.',
+    });
+    const task = await waitForTask(t.url, apiKey, taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const media = (await contentOf(contentId)).getContent.media[0]!;
+    assert.deepEqual([media.kind, media.mimeType], ['audio', 'audio/wav']);
+  });
+
   it('an output over maxOutputBytes fails with code 1, refunded', async () => {
     const before = await balances(t.url, apiKey);
     const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-tiny', prompt: 'big' });
