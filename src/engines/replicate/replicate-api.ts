@@ -3,6 +3,7 @@ import type { EngineFailure } from '../engine.ts';
 import { callProvider } from '../remote/provider-call.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
+import { sendCreate } from './replicate-create-call.ts';
 import { apiFailure, failure } from './replicate-failure.ts';
 import { uploadName } from './replicate-files.ts';
 import type { ReplicateOptions } from './replicate-options.ts';
@@ -63,7 +64,17 @@ export class ReplicateApi {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (waitSeconds !== null) headers.prefer = `wait=${waitSeconds}`;
     headers['cancel-after'] = `${cancelAfterSeconds}s`;
-    const response = await this.#call(url, 'POST', signal, headers, JSON.stringify(body));
+    // Not #call: a create is sent again only when it surely made nothing (sendCreate).
+    const response = await sendCreate(this.#deps, {
+      backend: this.#backend,
+      url,
+      signal,
+      init: {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${this.#token}` },
+        body: JSON.stringify(body),
+      },
+    });
     return this.#read('the prediction request', response);
   }
 

@@ -6,6 +6,7 @@ import { ProviderUnreachableError } from '../remote/provider-call.ts';
 import { redact } from '../remote/provider-failure.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
+import { CreateUnanswered } from './replicate-create-call.ts';
 import { failure, predictionFailure } from './replicate-failure.ts';
 import { sendableValues } from './replicate-files.ts';
 import { type ReplicateOptions, readOptions } from './replicate-options.ts';
@@ -113,7 +114,8 @@ async function start(
       create.release();
     }
   } catch (error) {
-    if (error instanceof ProviderUnreachableError) return failure(error.message);
+    if (error instanceof ProviderUnreachableError || error instanceof CreateUnanswered)
+      return failure(error.message);
     throw error;
   }
   if (!created.ok) return created;

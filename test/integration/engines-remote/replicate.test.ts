@@ -152,6 +152,25 @@ describeEachBackend('the replicate engine against a Replicate protocol stand-in'
     assert.equal(standin.predictions.size - predictions, 1, 'one prediction made');
   });
 
+  it('never sends a create again after a 5xx: it may have made a prediction; code 1, refunded', async () => {
+    const before = await balances(t.url, apiKey);
+    const seen = new Set(standin.http.requests);
+    const isNewCreate = (r: RecordedRequest) =>
+      r.method === 'POST' && r.path.endsWith('/predictions') && !seen.has(r);
+    standin.http.failNext((r) => r.method === 'POST' && r.path.endsWith('/predictions'), 1, {
+      status: 503,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Service Unavailable', detail: 'Try again later.' }),
+    });
+    // No prediction is made, so not `start`, which waits for one.
+    const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-image', prompt: 'once' });
+    const task = await finished(taskId);
+    assert.equal(task.finishCode, FinishCode.EngineFailure, task.finishMessage ?? '');
+    assert.match(task.finishMessage ?? '', /HTTP 503: Service Unavailable: Try again later/);
+    assert.equal(standin.http.matching(isNewCreate).length, 1, 'one create sent');
+    assert.deepEqual(await balances(t.url, apiKey), before);
+  });
+
   it('never shows the API token: not in a finish message, not in a log line', async () => {
     standin.script({
       fail: `Invalid upstream credentials ${standin.token} (Bearer ${standin.token})`,
