@@ -45,11 +45,13 @@ describe('the wait between attempts', () => {
     }
   });
 
-  it("takes the provider's wait up to a minute, and backs off past it", () => {
+  it("takes the provider's wait, cut to a minute when it asks for more", () => {
     assert.equal(retryDelayMs(1200, 1, 0), 1200);
     assert.equal(retryDelayMs(0, 2, 0), 0);
     assert.equal(retryDelayMs(maxRetryAfterMs, 1, 0), maxRetryAfterMs);
-    assert.equal(retryDelayMs(maxRetryAfterMs + 1, 1, 0), 500);
+    // A provider asking for five minutes is not retried in half a second (review 17, item 12).
+    assert.equal(retryDelayMs(maxRetryAfterMs + 1, 1, 0), maxRetryAfterMs);
+    assert.equal(retryDelayMs(300_000, 3, 0), maxRetryAfterMs);
     assert.equal(retryDelayMs(null, 2, 0), 1000);
   });
 

@@ -2,7 +2,11 @@
 // exponential backoff with jitter — the same rules the official OpenAI SDK follows
 // (../shared/protocols/openai-media.md "Retries and idempotency").
 
-/** The longest wait a provider may ask for; past it the answer stands (the task has a deadline). */
+/**
+ * The longest wait taken at a provider's word: a longer `Retry-After` is cut to it (the task's
+ * deadline still bounds the whole call), not replaced by a short backoff that would spend the
+ * remaining attempts while the provider is still unwilling.
+ */
 export const maxRetryAfterMs = 60_000; // 1 minute
 
 const baseDelayMs = 500;
@@ -44,8 +48,11 @@ export function backoffMs(attempt: number, random: number = Math.random()): numb
   return Math.round(full * (1 - 0.25 * random));
 }
 
-/** The wait before the next attempt: the provider's, when it gave a usable one, else backoff. */
+/**
+ * The wait before the next attempt: the provider's when it gave one (at most
+ * {@link maxRetryAfterMs}), else backoff.
+ */
 export function retryDelayMs(asked: number | null, attempt: number, random?: number): number {
-  if (asked !== null && asked >= 0 && asked <= maxRetryAfterMs) return asked;
+  if (asked !== null && asked >= 0) return Math.min(asked, maxRetryAfterMs);
   return backoffMs(attempt, random);
 }
