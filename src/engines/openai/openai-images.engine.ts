@@ -11,6 +11,13 @@ import { commonOptionProblems, readOptions, requestHeaders, secretsOf } from './
 const name = 'openai-images';
 
 /**
+ * The most of an images answer read, whatever `n` and `maxOutputBytes` say: the answer is
+ * buffered whole, so a cap that grew with `n` (50 MiB × 10 × 4/3) would let one task hold
+ * hundreds of MiB.
+ */
+export const maxAnswerBytes = 200 * 1024 * 1024; // 200 MiB
+
+/**
  * `openai-images`: `POST {baseUrl}/images/generations` of OpenAI and the servers that copy its
  * API (LocalAI, Atelier's own `/v1`…). Sent: model, prompt (the negative prompt appended as
  * "Avoid: …", the API having no field for it, unless `negativePrompt: "drop"`), n, size, and,
@@ -43,7 +50,8 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
         if (!response.ok)
           return providerFailure(o.baseUrl, await readProviderError(response), secrets);
         // Base64 makes 4 bytes of 3; the envelope around the images is small.
-        const limit = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
+        const asked = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
+        const limit = Math.min(asked, maxAnswerBytes);
         const body = parseJson(await readBody(response, limit));
         const fetch = {
           providerOrigin: new URL(o.baseUrl).origin,

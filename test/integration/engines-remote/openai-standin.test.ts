@@ -45,6 +45,8 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
             maxOutputBytes: 200,
           }),
           badKey,
+          // Two images of up to 100 MiB: 267 MiB of base64, over the fixed cap of the answer.
+          remoteImageModel('mdl_oa-large', v1, 'gpt-image-1', { maxOutputBytes: 100 * 2 ** 20 }),
           {
             ...remoteSpeechModel('mdl_oa-voice', v1, 'tts-1', 'alloy'),
             capabilities: { formats: ['wav'], pitch: { min: 1, max: 1 } },
@@ -184,6 +186,35 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     assert.equal(task.finishCode, FinishCode.EngineFailure);
     assert.match(task.finishMessage ?? '', /output could not be fetched \(larger than 200 bytes\)/);
     assert.equal(done.media.length, 0);
+  });
+
+  it('an images answer over 200 MiB is refused whatever n × maxOutputBytes allows', async () => {
+    // The stand-in declares a body of 210 MiB and never sends it: a capped reader refuses it
+    // on the declared length; one that would read it meets a body cut short.
+    standin.server.failNext((r) => (r.json as { prompt?: string }).prompt === 'a huge pair', 1, {
+      status: 200,
+      headers: { 'content-type': 'application/json', 'content-length': String(210 * 2 ** 20) },
+      body: '{"created":1762070400,"data":[',
+    });
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const submitted = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_oa-large',
+      prompt: 'a huge pair',
+      width: 512,
+      height: 512,
+      count: 2,
+    });
+    const task = await waitForTask(t.url, apiKey, submitted.taskId);
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.match(
+      task.finishMessage ?? '',
+      /returned an unusable image: the answer is larger than 209715200 bytes/,
+    );
+    const calls = standin
+      .calls('/images/generations')
+      .filter((r) => (r.json as { prompt: string }).prompt === 'a huge pair');
+    assert.equal(calls.length, 1, 'refused, not retried');
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
   });
 
   it('a refused key finishes with code 1 and its value appears nowhere', async () => {
