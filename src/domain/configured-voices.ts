@@ -1,4 +1,4 @@
-import type { ModelDefinition } from './model.ts';
+import type { ModelAccess, ModelDefinition } from './model.ts';
 
 /**
  * A voice a model brings in its configuration (`engineOptions.voices`), for engines that speak
@@ -13,6 +13,8 @@ export interface ConfiguredVoice {
   readonly name: string;
   readonly language: string;
   readonly gender: 'male' | 'female' | null;
+  /** Its model's access: a voice of a model private to named accounts is private to them too. */
+  readonly access: ModelAccess;
 }
 
 const voiceModelIdPattern = /^voc_[A-Za-z0-9_-]{1,60}$/;
@@ -64,6 +66,7 @@ export function configuredVoices(models: readonly ModelDefinition[]): Configured
       name: v.name!,
       language: v.language!,
       gender: v.gender === 'male' || v.gender === 'female' ? v.gender : null,
+      access: model.access,
     }));
   });
 }

@@ -167,7 +167,7 @@ export function canUse(model: ModelDefinition, actor: Actor): boolean {
  * its ID exists (it answers like an unknown one). Public and role-restricted models are shown
  * to everyone, {@link canUse} telling who may submit.
  */
-export function isVisible(model: ModelDefinition, actor: Actor | null): boolean {
+export function isVisible(model: Pick<ModelDefinition, 'access'>, actor: Actor | null): boolean {
   return (
     model.access.kind !== 'accounts' ||
     (actor !== null && model.access.accountIds.includes(actor.accountId))

@@ -210,7 +210,7 @@ export class LibraryService {
     if (problems.length > 0) throw invalidInput(problems);
     await this.#imageOf(actor, input.portraitMediaId, 'portraitMediaId');
     const voiceModelId = input.voiceModelId ?? null;
-    if (voiceModelId !== null) await this.#deps.voices.get(voiceModelId);
+    if (voiceModelId !== null) await this.#deps.voices.getFor(actor, voiceModelId);
     const row = await insertAvatar(this.#deps.db, {
       id: newId('ava'),
       account_id: actor.accountId,

@@ -37,7 +37,7 @@ export function referenceChecks(
       return { voiceModelId: (await library.getAvatar(submitter, id)).voiceModelId };
     },
     async voice(id, field, modelId) {
-      await voices.forModel(id, modelId, field);
+      await voices.forModel(actor, id, modelId, field);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Actor } from '../domain/actor.ts';
 import type { ConfiguredVoice } from '../domain/configured-voices.ts';
+import { isVisible, type ModelAccess } from '../domain/model.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { type Cursors, type Page, pageOf } from '../shared/pagination.ts';
 
@@ -37,13 +38,17 @@ const previewPrefix = 'med_voice-';
  * models bring in their configuration (a model server's voices, usable only on their model).
  * IDs are stable and readable (`voc_en-gb`); each built-in voice has a preview, a media ID
  * that any caller may turn into a download URL and that is rendered on first download, at no
- * charge. A configured voice with the ID of a built-in one takes its place.
+ * charge. A configured voice with the ID of a built-in one takes its place. A configured voice of
+ * a model private to named accounts exists only for them, as its model does (`isVisible`):
+ * others neither see it listed nor learn its ID or its model's.
  */
 export class VoiceService {
   readonly #load: () => Promise<readonly EngineVoice[]>;
   readonly #configured: readonly VoiceModelView[];
   /** Models that speak only with their own configured voices. */
   readonly #ownVoices: ReadonlyMap<string, readonly string[]>;
+  /** The access of each configured voice's model, by voiceModelId. */
+  readonly #access: ReadonlyMap<string, ModelAccess>;
   #voices: Promise<ReadonlyMap<string, VoiceModelView>> | undefined;
 
   readonly #cursors: Cursors;
@@ -69,18 +74,21 @@ export class VoiceService {
     for (const v of this.#configured)
       own.set(v.modelId!, [...(own.get(v.modelId!) ?? []), v.voiceModelId]);
     this.#ownVoices = own;
+    this.#access = new Map((deps.configured ?? []).map((v) => [v.voiceModelId, v.access]));
   }
 
   /**
    * The voice, if it speaks on `modelId`: a configured voice only on its model, and a model
-   * with configured voices only with those. 140004 when it does not exist, 140001 otherwise.
+   * with configured voices only with those. 140004 when it does not exist for `actor`, 120001
+   * otherwise.
    */
   async forModel(
+    actor: Actor | null,
     voiceModelId: string,
     modelId: string,
     field = 'voiceModelId',
   ): Promise<VoiceModelView> {
-    const voice = await this.get(voiceModelId, field);
+    const voice = await this.getFor(actor, voiceModelId, field);
     const own = this.#ownVoices.get(modelId);
     if (voice.modelId !== null && voice.modelId !== modelId) {
       throw invalidInput([
@@ -109,22 +117,37 @@ export class VoiceService {
       ]);
     }
     const voices = [...(await this.#all()).values()].filter(
-      (v) => wanted === undefined || v.language === wanted || v.language.startsWith(`${wanted}-`),
+      (v) =>
+        this.#visible(v, actor) &&
+        (wanted === undefined || v.language === wanted || v.language.startsWith(`${wanted}-`)),
     );
     return pageOf(voices, first, after, this.#cursors.for(actor?.accountId ?? null, 'voices'));
   }
 
-  /** The voice, or 140004 on `field`. */
+  /** The voice as `actor` may know it: 140004 on `field`, as an unknown one, when it may not. */
+  async getFor(
+    actor: Actor | null,
+    voiceModelId: string,
+    field = 'voiceModelId',
+  ): Promise<VoiceModelView> {
+    const voice = await this.get(voiceModelId, field);
+    if (!this.#visible(voice, actor)) throw unknownVoice(voiceModelId, field);
+    return voice;
+  }
+
+  /**
+   * The voice whoever asks, or 140004 on `field`: for the runner, which speaks a task's voice
+   * checked at submission. A caller's request goes through {@link getFor}.
+   */
   async get(voiceModelId: string, field = 'voiceModelId'): Promise<VoiceModelView> {
     const voice = (await this.#all()).get(voiceModelId);
-    if (voice === undefined) {
-      throw new AppError(
-        ErrorCode.NotFound,
-        `No voice "${voiceModelId}"; listVoiceModels shows the voices.`,
-        { field },
-      );
-    }
+    if (voice === undefined) throw unknownVoice(voiceModelId, field);
     return voice;
+  }
+
+  #visible(voice: VoiceModelView, actor: Actor | null): boolean {
+    const access = this.#access.get(voice.voiceModelId);
+    return access === undefined || isVisible({ access }, actor);
   }
 
   /** The voice whose preview `mediaId` is, or undefined when it is not a preview ID. */
@@ -150,6 +173,14 @@ export class VoiceService {
     );
     return this.#voices;
   }
+}
+
+function unknownVoice(voiceModelId: string, field: string): AppError {
+  return new AppError(
+    ErrorCode.NotFound,
+    `No voice "${voiceModelId}"; listVoiceModels shows the voices.`,
+    { field },
+  );
 }
 
 /**

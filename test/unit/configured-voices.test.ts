@@ -8,8 +8,9 @@ import {
 import type { ModelDefinition } from '../../src/domain/model.ts';
 
 const alloy = { voiceModelId: 'voc_alloy', voice: 'alloy', name: 'Alloy', language: 'en' };
+const open = { kind: 'public' } as const;
 const model = (modelId: string, voices: unknown) =>
-  ({ modelId, engineOptions: { voices } }) as unknown as ModelDefinition;
+  ({ modelId, engineOptions: { voices }, access: open }) as unknown as ModelDefinition;
 
 describe("a model's configured voices (engineOptions.voices)", () => {
   it('names every problem of the list, by position', () => {
@@ -32,7 +33,7 @@ describe("a model's configured voices (engineOptions.voices)", () => {
 
   it('reads the voices of the models that have a valid list, each tied to its model', () => {
     const voices = configuredVoices([model('mdl_a', [alloy]), model('mdl_b', 'nonsense')]);
-    assert.deepEqual(voices, [{ modelId: 'mdl_a', ...alloy, gender: null }]);
+    assert.deepEqual(voices, [{ modelId: 'mdl_a', ...alloy, gender: null, access: open }]);
   });
 
   it('one voice ID in two models is a problem: a voice speaks on one model', () => {

@@ -7,6 +7,7 @@ import { createTestDatabase } from '../../helpers/database.ts';
 import { generateImage, testModels } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
+import { generateSpeech, remoteSpeechModel } from '../../helpers/remote-engines.ts';
 import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
 
 const listModels = '{ listModels(first: 100) { nodes { modelId accessible } } }';
@@ -42,8 +43,13 @@ describeEachBackend('a model restricted to accounts is private to them', (backen
       name: 'private',
       access: { kind: 'accounts', accountIds: [owner.account.id] },
     });
+    // A private model server's voice (configured as voc_remote-en): never called here.
+    models.push({
+      ...remoteSpeechModel('mdl_private-voice', 'http://127.0.0.1:9/v1', 'tts-1', 'alloy'),
+      access: { kind: 'accounts', accountIds: [owner.account.id] },
+    });
     t = await startTestApp(database, {
-      env: { MODELS: JSON.stringify(models), WORKER_CONCURRENCY: '0' },
+      env: { MODELS: JSON.stringify(models), WORKER_CONCURRENCY: '0', REMOTE_KEY: 'sk-unused' },
     });
   });
   after(async () => {
@@ -114,6 +120,34 @@ describeEachBackend('a model restricted to accounts is private to them', (backen
     ]);
   });
 
+  it("its configured voices are private too: not listed, and named by others' requests as unknown", async () => {
+    const voices = '{ listVoiceModels(language: "en", first: 100) { nodes { voiceModelId } } }';
+    const listed = (apiKey: string | undefined) =>
+      ask(voices, apiKey).then((r) => JSON.stringify(r.body.data?.listVoiceModels?.nodes));
+    assert.match(await listed(owner.apiKey), /voc_remote-en/);
+    const speak = (apiKey: string, voiceModelId: string) =>
+      generateSpeech(t.url, apiKey, { modelId: 'mdl_atelier-voice', voiceModelId, text: 'Hi.' });
+    // The owner may learn whose voice it is; it is still not a voice of another model.
+    const own = await speak(owner.apiKey, 'voc_remote-en');
+    assert.deepEqual(errorCodes(own), ['120001']);
+    assert.match(JSON.stringify(own.body), /voc_remote-en is a voice of mdl_private-voice/);
+    for (const { label, apiKey } of callers()) {
+      const seen = await listed(apiKey);
+      assert.doesNotMatch(seen, /voc_remote-en|mdl_private/, label);
+      assert.match(seen, /voc_en/, `${label}: the built-in voices are listed`);
+      if (apiKey === undefined) continue;
+      const hidden = await speak(apiKey, 'voc_remote-en');
+      const unknown = await speak(apiKey, 'voc_remote-nothing');
+      assert.deepEqual(errorCodes(hidden), ['140004'], label);
+      const shape = (r: typeof hidden) =>
+        JSON.stringify(r.body.errors?.map((e) => [e.message, e.extensions?.field]))
+          .replace('voc_remote-en', 'ID')
+          .replace('voc_remote-nothing', 'ID');
+      assert.equal(shape(hidden), shape(unknown), label);
+      assert.doesNotMatch(JSON.stringify(hidden.body), /mdl_private/, label);
+    }
+  });
+
   it('over MCP, another account neither lists it nor estimates or submits to it: 140004', async () => {
     const client = await connectMcpClient(t, await mcpAccessToken(t, other.account.id));
     try {
@@ -122,6 +156,11 @@ describeEachBackend('a model restricted to accounts is private to them', (backen
         (m) => m.model_id,
       );
       assert.ok(ids.includes('mdl_test-fast') && !ids.includes('mdl_private'), String(ids));
+      const voices = await client.callTool({
+        name: 'list_voice_models',
+        arguments: { language: 'en' },
+      });
+      assert.doesNotMatch(JSON.stringify(voices.structuredContent), /voc_remote-en|mdl_private/);
       const args = { model_id: 'mdl_private', prompt: 'a kite', width: 64, height: 64 };
       for (const name of ['estimate_cost', 'generate_image']) {
         const result = await client.callTool({
