@@ -179,8 +179,14 @@ export class TaskRunner {
     // keeps no slot, and the task is finished (code 3) while this worker still holds its lease.
     const { promise: timedOut, resolve: timeUp } = Promise.withResolvers<EngineResult>();
     let reason: AbortReason | undefined;
-    const abort = (why: AbortReason) => {
+    // Until when this worker knows it holds the task: the claim, then each renewal that
+    // answered, counted from when it was sent (the database's expiry is later still).
+    let heldUntil = performance.now() + this.#o.leaseMs; // monotonic, as the timers
+    const abort = (asked: AbortReason) => {
       if (reason !== undefined) return;
+      // Past an expiry no renewal moved, another worker may have claimed the task and resumed
+      // its remote job: this run is lost, and must not cancel that job at its deadline.
+      const why = asked === 'timeout' && performance.now() >= heldUntil ? 'lost' : asked;
       reason = why;
       controller.abort(new RunStopped(why));
       if (why === 'timeout') timeUp(timeoutResult(limitSeconds));
@@ -189,8 +195,18 @@ export class TaskRunner {
     const deadline = setTimeout(() => abort('timeout'), limitSeconds * 1000);
     const heartbeat = setInterval(
       () => {
+        const sent = performance.now();
+        // A renewal that failed or hangs (the database cut off) leaves the lease to expire.
+        if (sent >= heldUntil) {
+          this.#o.log.warn({ taskId: task.id }, 'lease expired without a renewal; run lost');
+          abort('lost');
+          return;
+        }
         renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
-          (held) => held || abort('lost'),
+          (held) => {
+            if (held) heldUntil = Math.max(heldUntil, sent + this.#o.leaseMs);
+            else abort('lost');
+          },
           (error: unknown) =>
             this.#o.log.warn({ err: error, taskId: task.id }, 'lease renewal failed'),
         );
@@ -243,6 +259,10 @@ export class TaskRunner {
         await releaseTask(this.#o.db, task.id, task.lease_token, false);
     } catch (error) {
       await progress;
+      if (reason !== undefined) {
+        const ms = Math.round(performance.now() - startedAt);
+        this.#o.log.info({ ...ids, finishCode: null, ms, stopped: reason }, 'engine run ended');
+      }
       if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
       else if (reason === undefined) await this.#failed(task, content.model_id, error);
     } finally {
