@@ -37,6 +37,11 @@ export interface EngineFailure {
   readonly ok: false;
   readonly finishCode: FinishCode;
   readonly message: string;
+  /**
+   * What an operator needs and the account must not see (the address of a model server, a
+   * driver's error): logged with the run's end, never stored or shown.
+   */
+  readonly detail?: string;
 }
 
 /**

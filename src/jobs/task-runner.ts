@@ -252,7 +252,11 @@ export class TaskRunner {
       await progress;
       const ms = Math.round(performance.now() - startedAt);
       const finishCode = result.ok ? FinishCode.Ok : result.finishCode;
-      this.#o.log.info({ ...ids, finishCode, ms, stopped: reason ?? null }, 'engine run ended');
+      const detail = result.ok ? undefined : result.detail;
+      this.#o.log.info(
+        { ...ids, finishCode, ms, stopped: reason ?? null, ...(detail ? { detail } : {}) },
+        'engine run ended',
+      );
       if (reason === undefined || reason === 'timeout')
         await this.#finish(task.id, task.lease_token, task.account_id, content, result);
       else if (reason === 'shutdown')

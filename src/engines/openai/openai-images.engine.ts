@@ -2,11 +2,22 @@ import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
 import type { ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
 import { callProvider, ProviderUnreachableError } from '../remote/provider-call.ts';
-import { engineFailure, providerFailure, readProviderError } from '../remote/provider-failure.ts';
+import {
+  engineFailure,
+  providerFailure,
+  readProviderError,
+  redact,
+} from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { imageOutputs } from './image-outputs.ts';
-import { commonOptionProblems, readOptions, requestHeaders, secretsOf } from './openai-options.ts';
+import {
+  commonOptionProblems,
+  readOptions,
+  requestHeaders,
+  secretsOf,
+  serverLabel,
+} from './openai-options.ts';
 
 const name = 'openai-images';
 
@@ -34,6 +45,8 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
       if (request.kind !== 'image') return wrongKind(name, request.kind);
       const o = readOptions(request.options);
       const secrets = secretsOf(deps, o);
+      const server = serverLabel(name, o);
+      const logged = (detail: string) => ({ detail: `${o.baseUrl}: ${redact(detail, secrets)}` });
       const settings = request.settings;
       try {
         const response = await callProvider(deps, {
@@ -48,7 +61,10 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
           maxAttempts: o.maxAttempts,
         });
         if (!response.ok)
-          return providerFailure(o.baseUrl, await readProviderError(response), secrets);
+          return {
+            ...providerFailure(server, await readProviderError(response), secrets),
+            ...logged(`HTTP ${response.status}`),
+          };
         // Base64 makes 4 bytes of 3; the envelope around the images is small.
         const asked = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
         const limit = Math.min(asked, maxAnswerBytes);
@@ -64,13 +80,17 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
       } catch (error) {
         signal.throwIfAborted();
         if (error instanceof RemoteOutputError) {
-          return engineFailure(
-            `${o.baseUrl} returned an unusable image: ${error.message}.`,
-            secrets,
-          );
+          return {
+            ...engineFailure(`${server} returned an unusable image: ${error.message}.`, secrets),
+            ...logged(error.message),
+          };
         }
-        if (error instanceof ProviderUnreachableError)
-          return engineFailure(`${error.message}.`, secrets);
+        if (error instanceof ProviderUnreachableError) {
+          return {
+            ...engineFailure(`No answer from ${server} after ${error.attempts} attempt(s).`, []),
+            detail: redact(error.detail, secrets),
+          };
+        }
         throw error;
       }
     },

@@ -65,6 +65,14 @@ export function requestHeaders(
   };
 }
 
+/**
+ * How a finish message names the model server: the engine and the provider's model name, never
+ * `baseUrl` (an internal host is not the account's business; the log has it).
+ */
+export function serverLabel(engine: string, o: OpenAiOptions): string {
+  return `${engine} (model ${o.model})`;
+}
+
 /** The secrets to redact from anything the provider says. */
 export function secretsOf(deps: RemoteDeps, o: OpenAiOptions): string[] {
   const key = o.apiKeyEnv === null ? undefined : deps.secret(o.apiKeyEnv);

@@ -2,10 +2,21 @@ import { voiceOptionProblems } from '../../domain/configured-voices.ts';
 import type { AudioFormat, ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
 import { callProvider, ProviderUnreachableError } from '../remote/provider-call.ts';
-import { engineFailure, providerFailure, readProviderError } from '../remote/provider-failure.ts';
+import {
+  engineFailure,
+  providerFailure,
+  readProviderError,
+  redact,
+} from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
-import { commonOptionProblems, readOptions, requestHeaders, secretsOf } from './openai-options.ts';
+import {
+  commonOptionProblems,
+  readOptions,
+  requestHeaders,
+  secretsOf,
+  serverLabel,
+} from './openai-options.ts';
 
 const name = 'openai-speech';
 
@@ -36,6 +47,8 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
       if (request.kind !== 'speech') return wrongKind(name, request.kind);
       const o = readOptions(request.options);
       const secrets = secretsOf(deps, o);
+      const server = serverLabel(name, o);
+      const logged = (detail: string) => ({ detail: `${o.baseUrl}: ${redact(detail, secrets)}` });
       const { settings } = request;
       const instructions = request.options.instructions;
       try {
@@ -61,7 +74,10 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
           maxAttempts: o.maxAttempts,
         });
         if (!response.ok)
-          return providerFailure(o.baseUrl, await readProviderError(response), secrets);
+          return {
+            ...providerFailure(server, await readProviderError(response), secrets),
+            ...logged(`HTTP ${response.status}`),
+          };
         const bytes = await readBody(response, o.maxOutputBytes);
         if (!isContainer(bytes, settings.format)) {
           throw new RemoteOutputError(`the audio is not ${settings.format}`);
@@ -80,10 +96,17 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
       } catch (error) {
         signal.throwIfAborted();
         if (error instanceof RemoteOutputError) {
-          return engineFailure(`${o.baseUrl} returned unusable audio: ${error.message}.`, secrets);
+          return {
+            ...engineFailure(`${server} returned unusable audio: ${error.message}.`, secrets),
+            ...logged(error.message),
+          };
         }
-        if (error instanceof ProviderUnreachableError)
-          return engineFailure(`${error.message}.`, secrets);
+        if (error instanceof ProviderUnreachableError) {
+          return {
+            ...engineFailure(`No answer from ${server} after ${error.attempts} attempt(s).`, []),
+            detail: redact(error.detail, secrets),
+          };
+        }
         throw error;
       }
     },

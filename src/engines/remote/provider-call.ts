@@ -21,9 +21,20 @@ export interface ProviderCall {
   readonly maxAttempts?: number;
 }
 
-/** Every attempt failed to get an answer (connection refused, reset, timed out). */
+/**
+ * Every attempt failed to get an answer (connection refused, reset, timed out). Its message
+ * names no address, for it may reach a finish message (`http://gpu-box.internal:8880` is not
+ * the account's business); `detail` has the origin and the last error, for the log.
+ */
 export class ProviderUnreachableError extends Error {
   override readonly name = 'ProviderUnreachableError';
+  readonly attempts: number;
+  readonly detail: string;
+  constructor(attempts: number, detail: string) {
+    super(`No answer after ${attempts} attempt(s)`);
+    this.attempts = attempts;
+    this.detail = detail;
+  }
 }
 
 const defaults = {
@@ -58,9 +69,7 @@ export async function callProvider(deps: RemoteDeps, call: ProviderCall): Promis
       call.signal.throwIfAborted();
       const reason = describe(error, attemptSignal, o.callTimeoutMs);
       if (attempt >= o.maxAttempts) {
-        throw new ProviderUnreachableError(
-          `No answer from ${new URL(call.url).origin} after ${attempt} attempt(s): ${reason}`,
-        );
+        throw new ProviderUnreachableError(attempt, `${new URL(call.url).origin}: ${reason}`);
       }
       await pause(retryDelayMs(null, attempt), call.signal);
       continue;

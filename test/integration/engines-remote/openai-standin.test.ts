@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
+import { freePort } from '../../helpers/net.ts';
 import {
   content,
   generateSpeech,
@@ -25,11 +26,13 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
   const standin = new OpenAiStandin(key);
   let database: Database;
   let t: TestApp;
+  let nowhere: string;
 
   before(async () => {
     await standin.server.listen();
     database = await createTestDatabase(backend);
     const v1 = standin.baseUrl;
+    nowhere = `http://127.0.0.1:${await freePort()}/v1`; // nothing listens there
     const badKey = {
       ...remoteImageModel('mdl_oa-bad-key', v1, 'gpt-image-1'),
       engineOptions: { baseUrl: v1, model: 'gpt-image-1', apiKeyEnv: 'OTHER_KEY' },
@@ -46,6 +49,7 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
           }),
           badKey,
           // Two images of up to 100 MiB: 267 MiB of base64, over the fixed cap of the answer.
+          remoteImageModel('mdl_oa-nowhere', nowhere, 'gpt-image-1', { maxAttempts: 1 }),
           remoteImageModel('mdl_oa-large', v1, 'gpt-image-1', { maxOutputBytes: 100 * 2 ** 20 }),
           {
             ...remoteSpeechModel('mdl_oa-voice', v1, 'tts-1', 'alloy'),
@@ -146,9 +150,18 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
         body: '{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}',
       },
     );
-    const { task, apiKey } = await image('mdl_oa-image', 'down');
+    const { task, apiKey, submitted } = await image('mdl_oa-image', 'down');
     assert.equal(task.finishCode, FinishCode.EngineFailure);
-    assert.match(task.finishMessage ?? '', /failed with HTTP 500: The server had an error/);
+    assert.match(
+      task.finishMessage ?? '',
+      /^openai-images \(model gpt-image-1\) failed with HTTP 500: The server had an error/,
+    );
+    // The model server's address is for the operator: in the log, not the finish message.
+    assert.ok(!task.finishMessage?.includes(standin.server.url), task.finishMessage ?? '');
+    const ended = await t.logged(
+      (e) => e.msg === 'engine run ended' && e.taskId === submitted.taskId,
+    );
+    assert.equal(ended.detail, `${standin.baseUrl}: HTTP 500`);
     assert.equal(
       standin
         .calls('/images/generations')
@@ -165,7 +178,7 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
       assert.equal(garbage.task.finishCode, FinishCode.EngineFailure);
       assert.match(
         garbage.task.finishMessage ?? '',
-        /returned an unusable image: not a readable image/,
+        /^openai-images \(model gpt-image-1\) returned an unusable image: not a readable image/,
       );
       assert.deepEqual(await balances(t.url, garbage.apiKey), { standard: 100 });
       standin.images = (w, h) =>
@@ -186,6 +199,20 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     assert.equal(task.finishCode, FinishCode.EngineFailure);
     assert.match(task.finishMessage ?? '', /output could not be fetched \(larger than 200 bytes\)/);
     assert.equal(done.media.length, 0);
+  });
+
+  it('a model server that does not answer: code 1 naming the model, its address only logged', async () => {
+    const { task, apiKey, submitted } = await image('mdl_oa-nowhere', 'anyone there');
+    assert.equal(task.finishCode, FinishCode.EngineFailure);
+    assert.equal(
+      task.finishMessage,
+      'No answer from openai-images (model gpt-image-1) after 1 attempt(s). Credits were refunded.',
+    );
+    const ended = await t.logged(
+      (e) => e.msg === 'engine run ended' && e.taskId === submitted.taskId,
+    );
+    assert.match(String(ended.detail), new RegExp(`^${new URL(nowhere).origin}: .*ECONNREFUSED`));
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
   });
 
   it('an images answer over 200 MiB is refused whatever n × maxOutputBytes allows', async () => {
