@@ -12,7 +12,7 @@ import { buildGraphqlSchema } from './edge/graphql/schema.ts';
 import { httpPlugin } from './edge/http/http.plugin.ts';
 import { idpRoutes } from './edge/http/idp.routes.ts';
 import { mediaRoutes } from './edge/http/media.route.ts';
-import { metricsRoute, metricsRoutes } from './edge/http/metrics.route.ts';
+import { mayReadMetrics, metricsRoute, metricsRoutes } from './edge/http/metrics.route.ts';
 import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import { serializeRequest } from './edge/http/request-log.ts';
@@ -88,12 +88,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   let metricsHttp: FastifyInstance | null = null;
   try {
     if (config.workerConcurrency > 0) core.startWorkers(http.log);
+    const { metrics } = config;
+    const metricsHere = { serve: metrics.port === null, token: metrics.token };
     await http.register(httpPlugin, {
       services: core.services,
       https: config.publicUrl.startsWith('https:'),
+      showBackends: (request) => mayReadMetrics(request, metricsHere),
     });
     await http.register(textInputHook);
-    const { metrics } = config;
     await http.register(metricsRoutes, {
       metrics: core.metrics,
       serve: metrics.port === null,

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
@@ -16,7 +16,15 @@ const hstsMaxAgeSeconds = 63_072_000;
  * (`edge/ui/html.ts`). HSTS is sent when the public URL is https: TLS ends at a proxy in front,
  * and the browser sees the public URL, not this listener.
  */
-async function http(app: FastifyInstance, opts: { services: Services; https: boolean }) {
+async function http(
+  app: FastifyInstance,
+  opts: {
+    services: Services;
+    https: boolean;
+    /** Whether a request may see `/readyz`'s backends (their origins): as `/metrics`. */
+    showBackends: (request: FastifyRequest) => boolean;
+  },
+) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -60,9 +68,11 @@ async function http(app: FastifyInstance, opts: { services: Services; https: boo
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  // Model servers' addresses (an internal GPU box) are for operators: the backend detail is
+  // shown only to who may read /metrics, which has the same numbers.
+  app.get('/readyz', async (request, reply) => {
     const ready = await opts.services.ready();
-    const backends = opts.services.backends();
+    const backends = opts.showBackends(request) ? opts.services.backends() : [];
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not ready',
       ...(backends.length > 0 ? { backends } : {}),

@@ -48,6 +48,18 @@ export function metricsRoute(
   });
 }
 
+/**
+ * Whether `request` may read what `/metrics` shows on this listener: `/metrics` is served here
+ * (not on METRICS_PORT) and, when METRICS_TOKEN is set, the request carries it. `/readyz`
+ * shows its backend detail (model servers' origins) on the same terms.
+ */
+export function mayReadMetrics(
+  request: FastifyRequest,
+  opts: { serve: boolean; token: string | null },
+): boolean {
+  return opts.serve && (opts.token === null || bearerMatches(request, opts.token));
+}
+
 /** Compared as hashes, so neither the token's content nor its length shows in the timing. */
 function bearerMatches(request: FastifyRequest, token: string): boolean {
   const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];

@@ -9,18 +9,31 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { startServer } from '../../helpers/cli.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { freePort } from '../../helpers/net.ts';
+import { remoteImageModel } from '../../helpers/remote-engines.ts';
 
 // `/metrics` tells whoever reads it about traffic, queues and credits: an operator can require
 // a bearer token (METRICS_TOKEN), serve it on a listener of its own (METRICS_PORT), or both.
 
 const token = 'a-metrics-token-of-some-length';
 
-const scrape = (url: string, authorization?: string) =>
-  fetch(`${url}/metrics`, authorization === undefined ? {} : { headers: { authorization } });
+const scrape = (url: string, authorization?: string, path = '/metrics') =>
+  fetch(`${url}${path}`, authorization === undefined ? {} : { headers: { authorization } });
+
+// A model on an internal model server (never called): /readyz knows its origin, which is for
+// whoever may read /metrics only.
+const gpuBox = 'http://gpu-box.internal:8880';
+const internalModel = {
+  MODELS: JSON.stringify([remoteImageModel('mdl_gpu', `${gpuBox}/v1`, 'sdxl')]),
+  REMOTE_KEY: 'sk-never-sent',
+};
+const readiness = async (url: string, authorization?: string) => {
+  const res = await scrape(url, authorization, '/readyz');
+  return { status: res.status, text: await res.text() };
+};
 
 describeEachBackend('GET /metrics behind METRICS_TOKEN', (backend) => {
   let t: TestApp;
-  withTestApp(backend, { env: { METRICS_TOKEN: token } }, (started) => {
+  withTestApp(backend, { env: { METRICS_TOKEN: token, ...internalModel } }, (started) => {
     ({ t } = started);
   });
 
@@ -46,6 +59,21 @@ describeEachBackend('GET /metrics behind METRICS_TOKEN', (backend) => {
     assert.equal(res.status, 200);
     assert.match(await res.text(), /atelier_http_request_duration_seconds/);
   });
+
+  it("/readyz answers anyone, but shows the model servers' origins only with the token", async () => {
+    for (const authorization of [undefined, 'Bearer wrong-token-of-the-same-size!']) {
+      const ready = await readiness(t.url, authorization);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(JSON.parse(ready.text), { status: 'ready' }, String(authorization));
+    }
+    const operator = await readiness(t.url, `Bearer ${token}`);
+    assert.equal(operator.status, 200);
+    const { backends } = JSON.parse(operator.text) as { backends: { backend: string }[] };
+    assert.deepEqual(
+      backends.map((b) => b.backend),
+      [`openai-images ${gpuBox}`],
+    );
+  });
 });
 
 describeEachBackend('GET /metrics on METRICS_PORT', (backend) => {
@@ -53,7 +81,9 @@ describeEachBackend('GET /metrics on METRICS_PORT', (backend) => {
   let t: TestApp;
   before(async () => {
     database = await createTestDatabase(backend);
-    t = await startTestApp(database, { env: { METRICS_PORT: String(await freePort()) } });
+    t = await startTestApp(database, {
+      env: { METRICS_PORT: String(await freePort()), ...internalModel },
+    });
   });
   after(async () => {
     await t.close();
@@ -69,6 +99,13 @@ describeEachBackend('GET /metrics on METRICS_PORT', (backend) => {
     assert.match(await res.text(), /route="not_found"/);
     // Nothing else is served there.
     assert.equal((await fetch(`${t.metricsUrl}/graphql`)).status, 404);
+  });
+
+  it('/readyz on the main port shows no backend detail: it is on the metrics listener', async () => {
+    const ready = await readiness(t.url);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(JSON.parse(ready.text), { status: 'ready' });
+    assert.doesNotMatch(ready.text, /gpu-box/);
   });
 });
 
