@@ -1,13 +1,8 @@
 import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
 import type { ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
-import { callProvider, ProviderUnreachableError } from '../remote/provider-call.ts';
-import {
-  engineFailure,
-  providerFailure,
-  readProviderError,
-  redact,
-} from '../remote/provider-failure.ts';
+import { ProviderUnreachableError } from '../remote/provider-call.ts';
+import { engineFailure, redact } from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { imageOutputs } from './image-outputs.ts';
@@ -18,6 +13,7 @@ import {
   secretsOf,
   serverLabel,
 } from './openai-options.ts';
+import { postUntilFinished, refusalFailure } from './post-until-finished.ts';
 
 const name = 'openai-images';
 
@@ -49,7 +45,7 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
       const logged = (detail: string) => ({ detail: `${o.baseUrl}: ${redact(detail, secrets)}` });
       const settings = request.settings;
       try {
-        const response = await callProvider(deps, {
+        const answer = await postUntilFinished(deps, {
           backend: backendName(name, o.baseUrl),
           url: `${o.baseUrl}/images/generations`,
           init: {
@@ -60,11 +56,13 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
           signal,
           maxAttempts: o.maxAttempts,
         });
-        if (!response.ok)
+        if (!answer.ok) {
           return {
-            ...providerFailure(server, await readProviderError(response), secrets),
-            ...logged(`HTTP ${response.status}`),
+            ...refusalFailure(server, answer, secrets),
+            ...logged(`HTTP ${answer.error.status}`),
           };
+        }
+        const { response } = answer;
         // Base64 makes 4 bytes of 3; the envelope around the images is small.
         const asked = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
         const limit = Math.min(asked, maxAnswerBytes);

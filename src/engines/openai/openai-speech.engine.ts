@@ -1,13 +1,8 @@
 import { voiceOptionProblems } from '../../domain/configured-voices.ts';
 import type { AudioFormat, ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
-import { callProvider, ProviderUnreachableError } from '../remote/provider-call.ts';
-import {
-  engineFailure,
-  providerFailure,
-  readProviderError,
-  redact,
-} from '../remote/provider-failure.ts';
+import { ProviderUnreachableError } from '../remote/provider-call.ts';
+import { engineFailure, redact } from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import {
@@ -17,6 +12,7 @@ import {
   secretsOf,
   serverLabel,
 } from './openai-options.ts';
+import { postUntilFinished, refusalFailure } from './post-until-finished.ts';
 
 const name = 'openai-speech';
 
@@ -52,7 +48,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
       const { settings } = request;
       const instructions = request.options.instructions;
       try {
-        const response = await callProvider(deps, {
+        const answer = await postUntilFinished(deps, {
           backend: backendName(name, o.baseUrl),
           url: `${o.baseUrl}/audio/speech`,
           init: {
@@ -73,11 +69,13 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
           signal,
           maxAttempts: o.maxAttempts,
         });
-        if (!response.ok)
+        if (!answer.ok) {
           return {
-            ...providerFailure(server, await readProviderError(response), secrets),
-            ...logged(`HTTP ${response.status}`),
+            ...refusalFailure(server, answer, secrets),
+            ...logged(`HTTP ${answer.error.status}`),
           };
+        }
+        const { response } = answer;
         const bytes = await readBody(response, o.maxOutputBytes);
         if (!isContainer(bytes, settings.format)) {
           throw new RemoteOutputError(`the audio is not ${settings.format}`);
