@@ -37,8 +37,8 @@ describeEachBackend('a worker whose lease renewals fail', (backend) => {
     },
     transformResult: async (args) => args.result,
   };
-  // The run's deadline (3 s) comes after the lease (1 s) has expired unrenewed.
-  const brief = imageModel(standin, 'mdl_rep-brief', {}, { maxRunSeconds: 3 });
+  // The run's deadline (5 s) comes well after the lease (1 s) has expired unrenewed.
+  const brief = imageModel(standin, 'mdl_rep-brief', {}, { maxRunSeconds: 5 });
   before(async () => {
     database = await createTestDatabase(backend);
     const cutOffable: Database = {
