@@ -9,6 +9,7 @@ import {
   providerFailure,
   readProviderError,
 } from '../remote/provider-failure.ts';
+import { readPrefix } from '../remote/read-body.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { parseRetryAfter, retryDelayMs } from '../remote/retry-timing.ts';
 
@@ -40,7 +41,7 @@ export async function postUntilFinished(
   for (let round = 1; ; round++) {
     const response = await callProvider(deps, call);
     if (response.ok) return { ok: true, response };
-    const text = await readText(response, errorBodyBytes).catch(() => '');
+    const text = await readPrefix(response, errorBodyBytes).catch(() => '');
     const error = await readProviderError(
       new Response(text, { status: response.status, statusText: response.statusText }),
     );
@@ -76,19 +77,6 @@ function finishCodeOf(text: string): number | null {
   } catch {
     return null;
   }
-}
-
-/** The first `limit` bytes of a body as text; the rest is not read. */
-async function readText(response: Response, limit: number): Promise<string> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    chunks.push(chunk);
-    size += chunk.byteLength;
-    if (size >= limit) break; // leaving the loop cancels the stream
-  }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** Waits, or rejects with the signal's own reason (as every abort in the engines does). */

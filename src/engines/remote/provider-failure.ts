@@ -1,5 +1,6 @@
 import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
+import { readPrefix } from './read-body.ts';
 
 // A provider's refusal becomes a finish the user can read: its own message, with every
 // credential taken out — a provider may echo part of a key ("Incorrect API key provided:
@@ -60,19 +61,6 @@ export async function readProviderError(response: Response): Promise<ProviderErr
       ? error
       : (field('message') ?? (text.trim() || response.statusText || 'no message'));
   return { status: response.status, message, type: field('type'), code: field('code') };
-}
-
-/** The first `limit` bytes of a body as text; the rest is not read. */
-async function readPrefix(response: Response, limit: number): Promise<string> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    chunks.push(chunk);
-    size += chunk.byteLength;
-    if (size >= limit) break; // leaving the loop cancels the stream
-  }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** Whether the provider refused the input under its content policy. */

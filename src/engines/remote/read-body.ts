@@ -24,3 +24,16 @@ export async function readBody(response: Response, maxBytes: number): Promise<Bu
   }
   return Buffer.concat(chunks);
 }
+
+/** The first `limit` bytes of a body as text (an error message); the rest is not read. */
+export async function readPrefix(response: Response, limit: number): Promise<string> {
+  if (response.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size >= limit) break; // leaving the loop cancels the stream
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
