@@ -21,6 +21,8 @@ export interface Config extends DeploymentConfig {
   readonly host: string;
   /** The origin clients use to reach this server, without a trailing slash. */
   readonly publicUrl: string;
+  /** Foreign origins whose browser pages may call `/mcp` (CORS); `PUBLIC_URL`'s own is always allowed. */
+  readonly mcpAllowedOrigins: readonly string[];
   /** Absolute path of the data directory (embedded database, media, keys). */
   readonly dataDir: string;
   /** `postgres://…` to use PostgreSQL; absent for the embedded PGlite database. */
@@ -205,6 +207,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       host: values.METRICS_HOST,
     },
     publicUrl: values.PUBLIC_URL,
+    mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,
     logLevel: values.LOG_LEVEL,

@@ -35,6 +35,16 @@ export function isHttpOrigin(value: string): boolean {
   }
 }
 
+/** Exactly an http(s) origin as a browser sends it in `Origin`: no path, query or trailing slash. */
+export function isWebOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 /** A JSON value given as a string in the environment (the config file may hold it as JSON). */
 export const fromJson = (value: unknown) => {
   if (typeof value !== 'string') return value;

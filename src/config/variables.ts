@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deploymentVariables } from './deployment.ts';
 import { modelsSchema } from './models.schema.ts';
-import { fromJson, isHttpOrigin, isHttpUrl, wholeNumber } from './values.ts';
+import { fromJson, isHttpOrigin, isHttpUrl, isWebOrigin, wholeNumber } from './values.ts';
 import type { Variable } from './variable.ts';
 
 /**
@@ -282,6 +282,19 @@ export const variables = {
     emptyIsAValue: true,
     description:
       'hosts whose Client ID Metadata Documents are accepted: `*` any public host, a comma-separated list, or empty for none',
+  },
+  MCP_ALLOWED_ORIGINS: {
+    type: z
+      .string()
+      .transform((list) => list.split(',').map((origin) => origin.trim()))
+      .transform((list) => list.filter((origin) => origin !== ''))
+      .refine(
+        (list) => list.every(isWebOrigin),
+        'expected comma-separated origins such as https://app.example.com (scheme, host and port only)',
+      ),
+    default: '',
+    description:
+      'comma-separated origins whose browser pages may call `/mcp` (CORS); any other foreign `Origin` is refused with `403`',
   },
   ...deploymentVariables,
 } satisfies Record<string, Variable>;

@@ -28,6 +28,29 @@ describe('configuration', () => {
       assert.throws(() => trust(bad), /TRUST_PROXY: expected false, true, a hop count/);
   });
 
+  it('reads MCP_ALLOWED_ORIGINS as exact origins, refusing paths, wildcards and other schemes', () => {
+    const origins = (value: string) =>
+      loadConfig({ env: { MCP_ALLOWED_ORIGINS: value }, cwd }).mcpAllowedOrigins;
+    assert.deepEqual(loadConfig({ env: {}, cwd }).mcpAllowedOrigins, []);
+    assert.deepEqual(origins('https://app.example.com, http://localhost:5173'), [
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
+    for (const bad of [
+      '*',
+      'https://app.example.com/',
+      'https://app.example.com/mcp',
+      'app.example.com',
+      'ftp://files.example.com',
+      'https://App.example.com',
+    ])
+      assert.throws(
+        () => origins(bad),
+        /MCP_ALLOWED_ORIGINS: expected comma-separated origins/,
+        bad,
+      );
+  });
+
   it('counts rate limits where the nodes can share them: Redis, then PostgreSQL, else memory', () => {
     const store = (env: Record<string, string>) => loadConfig({ env, cwd }).rateLimits.store;
     const postgres = 'postgres://db/atelier';
