@@ -154,6 +154,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       services: core.services,
       tokens: core.oauth.tokens,
       publicUrl: config.publicUrl,
+      allowedOrigins: config.mcpAllowedOrigins,
       version: '0.1.0',
     });
     await http.register(openaiRoutes, {

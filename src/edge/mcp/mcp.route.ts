@@ -7,6 +7,7 @@ import type { Actor } from '../../domain/actor.ts';
 import { kindModules } from '../../domain/kinds/kinds.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
+import { corsHeaders, preflightRoute } from '../http/cors.ts';
 import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
@@ -32,9 +33,28 @@ Never resubmit blindly after a timeout or an error: call list_generations with t
  */
 export async function mcpRoutes(
   app: FastifyInstance,
-  o: { services: Services; tokens: AccessTokens; publicUrl: string; version: string },
+  o: {
+    services: Services;
+    tokens: AccessTokens;
+    publicUrl: string;
+    /** Foreign origins whose pages may call this endpoint (`MCP_ALLOWED_ORIGINS`). */
+    allowedOrigins: readonly string[];
+    version: string;
+  },
 ) {
-  const publicOrigin = new URL(o.publicUrl).origin;
+  const origins = new Set([new URL(o.publicUrl).origin, ...o.allowedOrigins]);
+  const cors = corsHeaders(origins);
+  preflightRoute(app, '/mcp', {
+    origins,
+    methods: ['POST', 'GET', 'DELETE'],
+    headers: [
+      'authorization',
+      'content-type',
+      'mcp-protocol-version',
+      'mcp-session-id',
+      'last-event-id',
+    ],
+  });
   const resourceMetadata = `${o.publicUrl}/.well-known/oauth-protected-resource/mcp`;
 
   const challenge = (reply: FastifyReply, status: 401 | 403, error?: BearerError) => {
@@ -57,8 +77,9 @@ export async function mcpRoutes(
     reply: FastifyReply,
   ): Promise<Actor | null> => {
     const origin = request.headers.origin;
-    // DNS rebinding: a page of another origin must not drive this endpoint from a browser.
-    if (origin !== undefined && origin !== publicOrigin) {
+    // DNS rebinding: a page of another origin must not drive this endpoint from a browser,
+    // unless the operator listed that origin.
+    if (origin !== undefined && !origins.has(origin)) {
       await reply.code(403).send({ error: 'forbidden', error_description: 'Foreign Origin.' });
       return null;
     }
@@ -112,7 +133,7 @@ export async function mcpRoutes(
     return bearer === undefined ? null : tokenKey(bearer);
   });
 
-  app.post('/mcp', { onRequest: limit }, async (request, reply) => {
+  app.post('/mcp', { onRequest: [cors, limit] }, async (request, reply) => {
     const actor = await authenticate(request, reply);
     if (actor === null) return reply;
     // JSON-RPC batches left MCP in 2025-06-18 (none in 2025-11-25), but the SDK's transport still
@@ -161,7 +182,7 @@ export async function mcpRoutes(
     app.route({
       method,
       url: '/mcp',
-      onRequest: limit,
+      onRequest: [cors, limit],
       handler: async (request, reply) => {
         const actor = await authenticate(request, reply);
         if (actor === null) return reply;

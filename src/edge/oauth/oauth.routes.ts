@@ -8,6 +8,7 @@ import { OAuthError } from '../../auth/oauth/oauth-error.ts';
 import type { TokenEndpoint } from '../../auth/oauth/token-endpoint.ts';
 import type { SigningKeys } from '../../auth/signing-keys.ts';
 import type { OauthConfig } from '../../config/config.ts';
+import { corsHeaders, preflightRoute } from '../http/cors.ts';
 import { errorPage } from '../ui/error.page.ts';
 import {
   currentSession,
@@ -17,6 +18,22 @@ import {
   setSessionCookie,
   singleValued,
 } from './oauth-http.ts';
+
+/**
+ * Read from any origin, without credentials: the discovery documents and the keys are public,
+ * and a token request proves itself in its body (code, PKCE verifier), never with a cookie,
+ * so a browser-based MCP client can run the whole exchange from its own page.
+ */
+const publicCors = [
+  ['/.well-known/oauth-protected-resource/mcp', 'GET'],
+  ['/.well-known/oauth-protected-resource', 'GET'],
+  ['/.well-known/oauth-authorization-server', 'GET'],
+  ['/oauth/jwks', 'GET'],
+  ['/oauth/token', 'POST'],
+] as const;
+/** The MCP SDK sends its protocol version on discovery too. */
+const publicRequestHeaders = ['content-type', 'mcp-protocol-version'];
+const anyOrigin = corsHeaders('*');
 
 export interface OauthRoutesOptions {
   oauth: OauthConfig;
@@ -50,32 +67,28 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     '/.well-known/oauth-protected-resource/mcp',
     '/.well-known/oauth-protected-resource',
   ]) {
-    app.get(path, async (_request, reply) =>
-      reply.header('access-control-allow-origin', '*').send(resourceMetadata),
-    );
+    app.get(path, { onRequest: anyOrigin }, async () => resourceMetadata);
   }
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
-    reply.header('access-control-allow-origin', '*').send({
-      issuer: oauth.issuer,
-      authorization_endpoint: `${oauth.issuer}/oauth/authorize`,
-      token_endpoint: `${oauth.issuer}/oauth/token`,
-      jwks_uri: `${oauth.issuer}/oauth/jwks`,
-      scopes_supported: ['mcp:access'],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code'],
-      code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none'],
-      client_id_metadata_document_supported: oauth.cimdHosts === '*' || oauth.cimdHosts.length > 0,
-      authorization_response_iss_parameter_supported: true,
-    }),
+  app.get('/.well-known/oauth-authorization-server', { onRequest: anyOrigin }, async () => ({
+    issuer: oauth.issuer,
+    authorization_endpoint: `${oauth.issuer}/oauth/authorize`,
+    token_endpoint: `${oauth.issuer}/oauth/token`,
+    jwks_uri: `${oauth.issuer}/oauth/jwks`,
+    scopes_supported: ['mcp:access'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    client_id_metadata_document_supported: oauth.cimdHosts === '*' || oauth.cimdHosts.length > 0,
+    authorization_response_iss_parameter_supported: true,
+  }));
+  app.get('/oauth/jwks', { onRequest: anyOrigin }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').send(o.keys.jwks),
   );
-  app.get('/oauth/jwks', async (_request, reply) =>
-    reply
-      .header('access-control-allow-origin', '*')
-      .header('cache-control', 'public, max-age=300')
-      .send(o.keys.jwks),
-  );
+  for (const [url, method] of publicCors) {
+    preflightRoute(app, url, { origins: '*', methods: [method], headers: publicRequestHeaders });
+  }
 
   /** Errors no redirect URI can be trusted with are shown; the others go back to the client. */
   const authorizeError = (
@@ -155,15 +168,19 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     }
   });
 
-  app.post('/oauth/token', { onRequest: app.limits.auth('token') }, async (request, reply) => {
-    noStore(reply).header('pragma', 'no-cache');
-    try {
-      return await o.tokenEndpoint.exchange(singleValued(request.body));
-    } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      return reply.code(error.error === 'invalid_client' ? 401 : 400).send(oauthErrorBody(error));
-    }
-  });
+  app.post(
+    '/oauth/token',
+    { onRequest: [anyOrigin, app.limits.auth('token')] },
+    async (request, reply) => {
+      noStore(reply).header('pragma', 'no-cache');
+      try {
+        return await o.tokenEndpoint.exchange(singleValued(request.body));
+      } catch (error) {
+        if (!(error instanceof OAuthError)) throw error;
+        return reply.code(error.error === 'invalid_client' ? 401 : 400).send(oauthErrorBody(error));
+      }
+    },
+  );
 
   // ---- browser session helpers (spec §4.4) ----
 
