@@ -5,3 +5,10 @@
 export function isLoopbackHostname(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
+
+/**
+ * The hosts, spelled as in a URL, whose registered portless `http` callback accepts any port:
+ * the loopback IP literals RFC 8252 §7.3 names, and `localhost` (spec §4.3). Each stays itself:
+ * other 127.0.0.0/8 addresses or other spellings of `::1` are not among them.
+ */
+export const anyPortCallbackHosts = ['localhost', '127.0.0.1', '[::1]'] as const;

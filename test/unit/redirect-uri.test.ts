@@ -43,6 +43,7 @@ describe('redirect URI matching', () => {
       'http://localhost:8080/cb/x?tab=a',
       'http://localhost:8080/cb?tab=a#frag',
       'http://127.0.0.1:8080/cb?tab=a',
+      'http://[::1]:8080/cb?tab=a',
       'https://localhost:8080/cb?tab=a',
       'http://user@localhost:8080/cb?tab=a',
     ]) {
@@ -53,5 +54,68 @@ describe('redirect URI matching', () => {
   it('a port on the request never widens a fixed-port or HTTPS registration', () => {
     assert.equal(redirectUriMatches(fixedPort, 'http://localhost:9090/cb'), false);
     assert.equal(redirectUriMatches(['https://localhost/cb'], 'http://localhost:443/cb'), false);
+  });
+
+  // RFC 8252 §7.3: the loopback IP literals take any port, like portless localhost (issue 18).
+  const ipv4 = ['http://127.0.0.1/cb?tab=a'];
+  const ipv6 = ['http://[::1]/cb?tab=a'];
+
+  it('a portless 127.0.0.1 or [::1] callback takes any canonical port, path and query exact', () => {
+    for (const port of [1, 80, 6274, 65_535]) {
+      assert.equal(redirectUriMatches(ipv4, `http://127.0.0.1:${port}/cb?tab=a`), true, `${port}`);
+      assert.equal(redirectUriMatches(ipv6, `http://[::1]:${port}/cb?tab=a`), true, `${port}`);
+    }
+    assert.equal(redirectUriMatches(['http://127.0.0.1'], 'http://127.0.0.1:5000'), true);
+    assert.equal(redirectUriMatches(['http://[::1]'], 'http://[::1]:5000'), true);
+  });
+
+  it('a loopback IP callback varies in its port only: path, query, scheme and host stay exact', () => {
+    for (const uri of [
+      'http://127.0.0.1:0/cb?tab=a',
+      'http://127.0.0.1:65536/cb?tab=a',
+      'http://127.0.0.1:080/cb?tab=a',
+      'http://127.0.0.1:8080/cb?tab=b',
+      'http://127.0.0.1:8080/cb',
+      'http://127.0.0.1:8080/cb/x?tab=a',
+      'http://127.0.0.1:8080/cb?tab=a#frag',
+      'https://127.0.0.1:8080/cb?tab=a',
+      'http://user@127.0.0.1:8080/cb?tab=a',
+      'http://127.0.0.2:8080/cb?tab=a',
+      'http://127.0.0.1.example:8080/cb?tab=a',
+      'http://127.0.0.1:8080@evil.example/cb?tab=a',
+    ]) {
+      assert.equal(redirectUriMatches(ipv4, uri), false, uri);
+    }
+    for (const uri of [
+      'http://[::1]:0/cb?tab=a',
+      'http://[::1]:8080/cb?tab=b',
+      'http://[::1]:8080/cb/x?tab=a',
+      'https://[::1]:8080/cb?tab=a',
+      'http://[0:0:0:0:0:0:0:1]:8080/cb?tab=a',
+      'http://[::ffff:127.0.0.1]:8080/cb?tab=a',
+    ]) {
+      assert.equal(redirectUriMatches(ipv6, uri), false, uri);
+    }
+  });
+
+  it('localhost, 127.0.0.1 and [::1] never stand for one another', () => {
+    for (const uri of ['http://localhost:8080/cb?tab=a', 'http://[::1]:8080/cb?tab=a']) {
+      assert.equal(redirectUriMatches(ipv4, uri), false, uri);
+    }
+    for (const uri of ['http://localhost:8080/cb?tab=a', 'http://127.0.0.1:8080/cb?tab=a']) {
+      assert.equal(redirectUriMatches(ipv6, uri), false, uri);
+    }
+    // And the portless localhost registration of the tests above never takes an IP literal.
+    assert.equal(redirectUriMatches(portless, 'http://127.0.0.1:8080/cb?tab=a'), false);
+    assert.equal(redirectUriMatches(portless, 'http://[::1]:8080/cb?tab=a'), false);
+  });
+
+  it('a fixed-port loopback IP callback matches exactly', () => {
+    const fixed = ['http://127.0.0.1:8080/cb', 'http://[::1]:8080/cb'];
+    assert.equal(redirectUriMatches(fixed, 'http://127.0.0.1:8080/cb'), true);
+    assert.equal(redirectUriMatches(fixed, 'http://[::1]:8080/cb'), true);
+    assert.equal(redirectUriMatches(fixed, 'http://127.0.0.1:8081/cb'), false);
+    assert.equal(redirectUriMatches(fixed, 'http://[::1]:8081/cb'), false);
+    assert.equal(redirectUriMatches(fixed, 'http://127.0.0.1/cb'), false);
   });
 });

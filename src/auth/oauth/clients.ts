@@ -1,4 +1,5 @@
 import type { OauthClientConfig } from '../../config/config.ts';
+import { anyPortCallbackHosts } from '../../shared/loopback.ts';
 import { OAuthError } from './oauth-error.ts';
 
 /** A public client (no secret; PKCE is its proof), configured or described by a CIMD. */
@@ -16,19 +17,21 @@ export interface MetadataDocumentClients {
   resolve(clientId: string): Promise<OAuthClient>;
 }
 
+/** The callback paths of the MCP Inspector and local tools (the Inspector's, then a plain one). */
+const localToolsCallbackPaths = ['/oauth/callback', '/oauth/callback/debug', '/callback'];
+
 /**
- * Always present: MCP Inspector and local tools, with portless localhost callbacks (any port).
- * Its ID is documented in `listMcpClientInstructions`.
+ * Always present: MCP Inspector and local tools, with portless loopback callbacks (any port)
+ * on `localhost`, `127.0.0.1` and `[::1]` — clients pick one of the three (RFC 8252 §8.3
+ * prefers the IP literals). Its ID is documented in `listMcpClientInstructions`.
  */
 export const builtinClients: readonly OauthClientConfig[] = [
   {
     client_id: 'atelier-local-tools',
     client_name: 'MCP Inspector and local tools',
-    redirect_uris: [
-      'http://localhost/oauth/callback',
-      'http://localhost/oauth/callback/debug',
-      'http://localhost/callback',
-    ],
+    redirect_uris: anyPortCallbackHosts.flatMap((host) =>
+      localToolsCallbackPaths.map((path) => `http://${host}${path}`),
+    ),
   },
 ];
 

@@ -313,7 +313,10 @@ describeEachBackend(
         'http://localhost:43123/oauth',
         'http://localhost:43123/oauth/callback/more',
         'http://user@localhost:43123/oauth/callback',
-        'http://127.0.0.1:43123/oauth/callback',
+        // The built-in client registers localhost, 127.0.0.1 and [::1]; no other loopback name.
+        'http://127.0.0.2:43123/oauth/callback',
+        'http://[0:0:0:0:0:0:0:1]:43123/oauth/callback',
+        'http://127.0.0.1:43123/oauth/callbackx',
         'http://localhost:043123/oauth/callback',
         'http://localhost:70000/oauth/callback',
         'http://localhost:43123/oauth/callback?extra=1',

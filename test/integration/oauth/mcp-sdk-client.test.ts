@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
@@ -15,25 +18,27 @@ import { freePort } from '../../helpers/net.ts';
 import { authorizeInBrowser, TestBrowser } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
-const redirectUri = 'http://localhost:47000/oauth/callback';
+const fixedRedirectUri = 'http://localhost:47000/oauth/callback';
 
 /** What an MCP host application keeps: the SDK calls it, the test plays the person. */
 class RecordingProvider implements OAuthClientProvider {
-  readonly redirectUrl = redirectUri;
-  readonly clientMetadata: OAuthClientMetadata = {
-    client_name: 'SDK test client',
-    redirect_uris: [redirectUri],
-    grant_types: ['authorization_code'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  };
+  readonly redirectUrl: string;
+  readonly clientMetadata: OAuthClientMetadata;
   readonly clientMetadataUrl: string | undefined;
   authorizationUrl: URL | undefined;
   #information: OAuthClientInformationMixed | undefined;
   #tokens: OAuthTokens | undefined;
   #verifier = '';
 
-  constructor(client: { clientId?: string; metadataUrl?: string }) {
+  constructor(client: { clientId?: string; metadataUrl?: string }, redirectUri = fixedRedirectUri) {
+    this.redirectUrl = redirectUri;
+    this.clientMetadata = {
+      client_name: 'SDK test client',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
     this.#information = client.clientId === undefined ? undefined : { client_id: client.clientId };
     this.clientMetadataUrl = client.metadataUrl;
   }
@@ -140,4 +145,48 @@ describe('the MCP SDK client authorizes against Atelier', () => {
       assert.equal(principal.clientId, client().clientId ?? metadataUrl);
     });
   }
+
+  // Issue 18: the MCP Inspector's callback is on 127.0.0.1 at a port it picks; the built-in
+  // client registers the portless http://127.0.0.1/callback, so any port is accepted.
+  it('as atelier-local-tools with a http://127.0.0.1:<random port>/callback redirect', async (ctx) => {
+    const { account } = await seedAccount(t.app);
+    const email = `sdk-loopback-${account.id}@example.test`;
+    await t.app.services.identityProvider!.addUser({
+      accountId: account.id,
+      email,
+      password: 'an sdk password',
+    });
+    // The client's own callback listener, as a desktop client runs it: port chosen by the system.
+    const callbackServer = createHttpServer((_req, res) => res.end('You may close this window.'));
+    callbackServer.listen(0, '127.0.0.1');
+    await once(callbackServer, 'listening');
+    ctx.after(() => new Promise((resolve) => callbackServer.close(resolve)));
+    const { port } = callbackServer.address() as AddressInfo;
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const provider = new RecordingProvider({ clientId: 'atelier-local-tools' }, redirectUri);
+    const serverUrl = `${t.url}/mcp`;
+
+    assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
+    const started = provider.authorizationUrl!;
+    assert.equal(started.searchParams.get('redirect_uri'), redirectUri);
+    const sentBack = await authorizeInBrowser(new TestBrowser(t.url), t.url, started.href, {
+      email,
+      password: 'an sdk password',
+    });
+    // The browser follows the redirect to the client's listener, which reads the code there.
+    const arrived = once(callbackServer, 'request') as Promise<[IncomingMessage]>;
+    assert.equal((await fetch(sentBack)).status, 200);
+    const [request] = await arrived;
+    const callback = new URL(request.url!, redirectUri);
+    assert.equal(callback.origin + callback.pathname, redirectUri);
+    assert.equal(callback.searchParams.get('state'), started.searchParams.get('state'));
+    assert.equal(
+      await auth(provider, { serverUrl, authorizationCode: callback.searchParams.get('code')! }),
+      'AUTHORIZED',
+    );
+
+    const principal = await t.app.oauth.tokens.verify(provider.tokens()!.access_token);
+    assert.equal(principal.accountId, account.id);
+    assert.equal(principal.clientId, 'atelier-local-tools');
+  });
 });
