@@ -67,10 +67,16 @@ function untilStopped(log: Logger, close: () => Promise<void>): Promise<void> {
   });
 }
 
+/**
+ * The address for clients comes first and is `PUBLIC_URL`, never the bound socket: it is the
+ * OAuth issuer and the MCP resource, so an agent given another spelling of the same server
+ * (`127.0.0.1` for `localhost`) fails discovery (issue 18).
+ */
 function printBanner(config: Config, firstRun: FirstRun | null): void {
   const lines = [
     '',
-    `Atelier is listening on http://${config.host}:${config.port} (public URL ${config.publicUrl})`,
+    `Atelier is ready. Give clients this address (PUBLIC_URL): ${config.publicUrl}`,
+    `  MCP:     ${config.publicUrl}/mcp (agents must use exactly this origin)`,
     `  GraphQL: ${config.publicUrl}/graphql`,
     `  Metrics: ${
       config.metrics.port === null
@@ -78,6 +84,7 @@ function printBanner(config: Config, firstRun: FirstRun | null): void {
         : `http://${config.metrics.host}:${config.metrics.port}/metrics`
     }${config.metrics.token === null ? '' : ' (bearer token)'}`,
     `  Data:    ${config.databaseUrl === undefined ? `${config.dataDir} (embedded PGlite)` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  Socket:  HOST=${config.host} PORT=${config.port} (where it listens; clients use PUBLIC_URL)`,
   ];
   if (firstRun !== null) {
     const balance = firstRun.account.creditBalances

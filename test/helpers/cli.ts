@@ -54,14 +54,18 @@ export interface RunningServer {
 
 /**
  * Starts `bin/atelier serve` on a free port and waits until it is listening. Its public URL is
- * its own address unless `env` names another (nodes behind one load balancer share one).
+ * its own address unless `env` names another (nodes behind one load balancer share one), or
+ * `publicHost` names this computer otherwise (`localhost`). `url` stays the bound address.
  */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string>,
+  { publicHost = '127.0.0.1' }: { publicHost?: string } = {},
+): Promise<RunningServer> {
   const port = await freePort();
   return startProcess(
     'serve',
-    { ...env, PORT: String(port), PUBLIC_URL: env.PUBLIC_URL ?? `http://127.0.0.1:${port}` },
-    'Atelier is listening',
+    { ...env, PORT: String(port), PUBLIC_URL: env.PUBLIC_URL ?? `http://${publicHost}:${port}` },
+    'Atelier is ready.',
     `http://127.0.0.1:${port}`,
   );
 }

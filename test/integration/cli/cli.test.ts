@@ -19,9 +19,26 @@ function tempDataDir(): string {
 describe('bin/atelier on the embedded database', () => {
   it('first run of serve creates admin with 1,000 standard credits and prints a working key once', async () => {
     const env = { DATA_DIR: tempDataDir() };
-    const server = await startServer(env);
+    // PUBLIC_URL spelled unlike the bound 127.0.0.1, so the banner's choice is visible.
+    const server = await startServer(env, { publicHost: 'localhost' });
     let restarted: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
+      // Issue 18: the first address printed, the one to give clients, is PUBLIC_URL.
+      // No URL in it spells the bound socket, which an agent would fail discovery with.
+      const publicUrl = `http://localhost:${new URL(server.url).port}`;
+      const banner = server.stderr().slice(server.stderr().indexOf('Atelier is ready.'));
+      assert.ok(
+        banner.startsWith(
+          `Atelier is ready. Give clients this address (PUBLIC_URL): ${publicUrl}\n`,
+        ),
+        banner,
+      );
+      assert.ok(banner.includes(`  MCP:     ${publicUrl}/mcp `), banner);
+      assert.deepEqual(
+        [...new Set(banner.match(/https?:\/\/[^/\s]+/g))],
+        [publicUrl],
+        'every URL of the banner is on PUBLIC_URL',
+      );
       const key = /svc_[A-Za-z0-9]{32}/.exec(server.stderr())?.[0];
       assert.ok(key, server.stderr());
       // The first-run sign-in works with the built-in identity provider.
