@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, startServer } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
@@ -16,7 +16,39 @@ function tempDataDir(): string {
   return dir;
 }
 
+/** Every migration, in order: what `migrate` applies to an empty database. */
+const allMigrations = [
+  '0001-foundation',
+  '0002-generations',
+  '0003-identities',
+  '0004-oauth',
+  '0005-library',
+  '0006-rate-limits',
+  '0007-running-by-account',
+  '0008-pending-uploads',
+  '0009-engine-checkpoints',
+];
+
 describe('bin/atelier on the embedded database', () => {
+  // Creating a PGlite database (its initdb) is most of a first command's ~10 s. It is paid
+  // twice here, not once per case: by the first run of serve, which is about an empty data
+  // directory, and by `migrate` below. Every other case starts from its own copy of the
+  // directory migrate left: an empty database, as after an operator's `atelier migrate`.
+  let template = '';
+  before(async () => {
+    template = mkdtempSync(path.join(tmpdir(), 'atelier-cli-template-'));
+    const migrated = await atelier(['migrate'], { DATA_DIR: template });
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.deepEqual(JSON.parse(migrated.stdout), { applied: allMigrations });
+  });
+  after(() => rmSync(template, { recursive: true, force: true }));
+  /** A data directory holding an empty, migrated database of its own. */
+  const migratedDataDir = () => {
+    const dir = tempDataDir();
+    cpSync(template, dir, { recursive: true });
+    return dir;
+  };
+
   it('first run of serve creates admin with 1,000 standard credits and prints a working key once', async () => {
     const env = { DATA_DIR: tempDataDir() };
     // PUBLIC_URL spelled unlike the bound 127.0.0.1, so the banner's choice is visible.
@@ -90,7 +122,7 @@ describe('bin/atelier on the embedded database', () => {
   });
 
   it('operator commands print JSON and change what the API shows', async () => {
-    const env = { DATA_DIR: tempDataDir() };
+    const env = { DATA_DIR: migratedDataDir() };
     const created = await atelier(
       [
         'account',
@@ -176,7 +208,7 @@ describe('bin/atelier on the embedded database', () => {
   });
 
   it('bad input is refused with a clear message and changes nothing', async () => {
-    const env = { DATA_DIR: tempDataDir() };
+    const env = { DATA_DIR: migratedDataDir() };
     const bad = await atelier(
       ['account', 'create', '--alias', 'no spaces', '--credits', 'standard=0'],
       env,
@@ -215,7 +247,7 @@ describe('bin/atelier on the embedded database', () => {
     );
   });
   it('text no edge accepts (NUL) is a JSON 120001 naming the field', async () => {
-    const env = { DATA_DIR: tempDataDir() };
+    const env = { DATA_DIR: migratedDataDir() };
     const created = await atelier(['account', 'create', '--alias', 'texty'], env);
     const { id } = JSON.parse(created.stdout) as { id: string };
     // Arguments carry neither (the OS passes C strings; bytes that are not UTF-8 arrive as
@@ -248,7 +280,7 @@ describe('bin/atelier on the embedded database', () => {
   });
 
   it('credits are capped at 1,000,000,000 per balance: a grant past it is a JSON 120001 on amount and changes nothing', async () => {
-    await assertCreditCap({ DATA_DIR: tempDataDir() });
+    await assertCreditCap({ DATA_DIR: migratedDataDir() });
   });
 });
 
@@ -261,19 +293,7 @@ describe('bin/atelier on PostgreSQL', {
     const env = { DATABASE_URL: database.url, DATA_DIR: tempDataDir() };
     const migrated = await atelier(['migrate'], env);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual(JSON.parse(migrated.stdout), {
-      applied: [
-        '0001-foundation',
-        '0002-generations',
-        '0003-identities',
-        '0004-oauth',
-        '0005-library',
-        '0006-rate-limits',
-        '0007-running-by-account',
-        '0008-pending-uploads',
-        '0009-engine-checkpoints',
-      ],
-    });
+    assert.deepEqual(JSON.parse(migrated.stdout), { applied: allMigrations });
     assert.deepEqual(JSON.parse((await atelier(['migrate'], env)).stdout), { applied: [] });
 
     const server = await startServer(env);
