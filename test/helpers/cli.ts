@@ -1,10 +1,26 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { testModels } from './generation.ts';
 import { freePort } from './net.ts';
 
 const bin = new URL('../../bin/atelier', import.meta.url).pathname;
 const run = promisify(execFile);
+
+/**
+ * The environment of a child `bin/atelier`: this process's, then `env`. Children share Node's
+ * compile cache (V8 code and stripped TypeScript, checked against each file's content), so
+ * only the first of the suite's many starts compiles the source tree: 0.6 s less CPU for each
+ * later one. NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE in the environment still rule.
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    NODE_COMPILE_CACHE: path.join(tmpdir(), 'node-compile-cache'),
+    ...process.env,
+    ...env,
+  };
+}
 
 export interface CliResult {
   code: number;
@@ -20,7 +36,7 @@ export async function atelier(
 ): Promise<CliResult> {
   try {
     const running = run(process.execPath, [bin, ...args], {
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       timeout: 60_000,
     });
     running.child.stdin?.end(input);
@@ -92,13 +108,12 @@ async function startProcess(
   url: string,
 ): Promise<RunningServer> {
   const child = spawn(process.execPath, [bin, command], {
-    env: {
-      ...process.env,
+    env: childEnv({
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_WINDOW: '0',
       RATE_LIMIT_AUTH_PER_WINDOW: '0',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
