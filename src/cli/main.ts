@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation } from '../core.ts';
-import { serve, work } from '../main.ts';
 import { systemClock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
@@ -65,12 +64,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const config = loadConfig({ env: process.env, cwd: process.cwd() });
+    // Loaded here, not at the top: the HTTP stack (Fastify, Mercurius, the schema, MCP) is a
+    // third of the start of an operator command that never serves.
     if (command === 'serve') {
-      await serve(config);
+      await (await import('../main.ts')).serve(config);
       return 0;
     }
     if (command === 'worker') {
-      await work(config);
+      await (await import('../main.ts')).work(config);
       return 0;
     }
     if (command === 'migrate') {

@@ -23,7 +23,10 @@ function sourceFiles(dir: string): string[] {
 function importsOf(file: string): Import[] {
   const text = readFileSync(file, 'utf8');
   const from = path.relative(srcDir, file).split(path.sep)[0]!;
-  const specifiers = [...text.matchAll(/(?:from|import)\s+'([^']+)'/g)].map((m) => m[1]!);
+  // Static imports, and dynamic ones (`import('…')`), which go the same one way.
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s+|import\()'([^']+)'/g)].map(
+    (m) => m[1]!,
+  );
   return specifiers.map((spec) => {
     if (!spec.startsWith('.')) {
       const name = spec.startsWith('@')
