@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
@@ -14,6 +12,7 @@ import {
   promptOf,
   withComfyApp,
 } from '../../helpers/comfyui-models.ts';
+import { migratedDataDir } from '../../helpers/data-dir.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -40,8 +39,8 @@ describe('a comfyui task whose server died mid-prompt [pglite: server processes]
     await comfy.close();
   });
 
-  const env = () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-comfy-'));
+  const env = async () => {
+    const dataDir = await migratedDataDir('atelier-comfy-');
     dirs.push(dataDir);
     const models = JSON.stringify([comfyImageModel('mdl_comfy-sdxl', comfy.url)]);
     return { ...shortLeaseWorkerEnv(1), MODELS: models, DATA_DIR: dataDir };
@@ -91,7 +90,7 @@ describe('a comfyui task whose server died mid-prompt [pglite: server processes]
   };
 
   it('follows the prompt still running on ComfyUI to its end', async () => {
-    const vars = env();
+    const vars = await env();
     const { apiKey, contentId, taskId, run } = await startThenDie(vars);
     const mark = comfy.http.requests.length;
     const second = await serve(vars);
@@ -105,7 +104,7 @@ describe('a comfyui task whose server died mid-prompt [pglite: server processes]
   });
 
   it('takes the outputs of a prompt that finished while no server was up', async () => {
-    const vars = env();
+    const vars = await env();
     const { apiKey, contentId, taskId, run } = await startThenDie(vars);
     run.pace.release();
     await comfy.finished(promptOf(taskId));
