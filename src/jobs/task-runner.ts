@@ -2,32 +2,29 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FinishCode } from '../domain/finish-code.ts';
 import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
-import {
-  type Engine,
-  type EngineContext,
-  type EngineOutput,
-  type EngineResult,
-  RunStopped,
-  type StopReason,
-  type TaskCheckpoint,
+import type {
+  Engine,
+  EngineContext,
+  EngineResult,
+  StopReason,
+  TaskCheckpoint,
 } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
-import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
-import type { NewMediaRow } from '../store/media.store.ts';
 import {
   type ClaimedTask,
   claimTask,
   recoverExpiredLeases,
   releaseTask,
-  renewLease,
   writeCheckpoint,
-  writeProgress,
 } from '../store/task-queue.store.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
+import { progressWriter } from './progress-writer.ts';
+import { RunHold } from './run-hold.ts';
+import { storeOutputs } from './store-outputs.ts';
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -49,8 +46,6 @@ export interface TaskRunnerOptions {
   finisher: TaskFinisher;
 }
 
-type AbortReason = StopReason;
-
 /**
  * Runs queued tasks: claims under a lease, renews it while the engine works, writes progress,
  * and finishes (media, or failure with refund) in one transaction fenced by the lease token.
@@ -61,7 +56,7 @@ type AbortReason = StopReason;
 export class TaskRunner {
   readonly #o: TaskRunnerOptions;
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  readonly #running = new Map<string, (reason: AbortReason) => void>();
+  readonly #running = new Map<string, (reason: StopReason) => void>();
   readonly #sleepers = new Set<() => void>();
   #slots: Promise<void>[] = [];
   #stopping = false;
@@ -173,71 +168,30 @@ export class TaskRunner {
   }
 
   async #run({ task, content }: ClaimedTask): Promise<void> {
-    const controller = new AbortController();
-    const limitSeconds = maxRunSeconds(content.kind, this.#o.model(content.model_id));
-    // At the deadline the run ends whatever the engine does: an engine that ignores its signal
-    // keeps no slot, and the task is finished (code 3) while this worker still holds its lease.
-    const { promise: timedOut, resolve: timeUp } = Promise.withResolvers<EngineResult>();
-    let reason: AbortReason | undefined;
-    // Until when this worker knows it holds the task: the claim, then each renewal that
-    // answered, counted from when it was sent (the database's expiry is later still).
-    let heldUntil = performance.now() + this.#o.leaseMs; // monotonic, as the timers
-    const abort = (asked: AbortReason) => {
-      if (reason !== undefined) return;
-      // Past an expiry no renewal moved, another worker may have claimed the task and resumed
-      // its remote job: this run is lost, and must not cancel that job at its deadline.
-      const why = asked === 'timeout' && performance.now() >= heldUntil ? 'lost' : asked;
-      reason = why;
-      controller.abort(new RunStopped(why));
-      if (why === 'timeout') timeUp(timeoutResult(limitSeconds));
-    };
-    this.#running.set(task.id, abort);
-    const deadline = setTimeout(() => abort('timeout'), limitSeconds * 1000);
-    const heartbeat = setInterval(
-      () => {
-        const sent = performance.now();
-        // A renewal that failed or hangs (the database cut off) leaves the lease to expire.
-        if (sent >= heldUntil) {
-          this.#o.log.warn({ taskId: task.id }, 'lease expired without a renewal; run lost');
-          abort('lost');
-          return;
-        }
-        renewLease(this.#o.db, task.id, task.lease_token, this.#o.leaseMs).then(
-          (held) => {
-            if (held) heldUntil = Math.max(heldUntil, sent + this.#o.leaseMs);
-            else abort('lost');
-          },
-          (error: unknown) =>
-            this.#o.log.warn({ err: error, taskId: task.id }, 'lease renewal failed'),
-        );
-      },
-      Math.max(50, Math.floor(this.#o.leaseMs / 3)),
-    );
+    const hold = new RunHold({
+      db: this.#o.db,
+      log: this.#o.log,
+      task,
+      leaseMs: this.#o.leaseMs,
+      limitSeconds: maxRunSeconds(content.kind, this.#o.model(content.model_id)),
+    });
+    this.#running.set(task.id, (reason) => hold.stop(reason));
     const changed: TaskEvent = {
       type: 'changed',
       taskId: task.id,
       accountId: task.account_id,
       finished: false,
     };
-    let progress: Promise<unknown> = Promise.resolve();
-    let lastProgressAt = Number.NEGATIVE_INFINITY;
-    const reportProgress = (value: number) => {
-      const now = performance.now(); // elapsed time for pacing, not a date: monotonic
-      if (now - lastProgressAt < 250 && value < 1) return;
-      lastProgressAt = now;
-      // Each write that took effect is announced, so subscriptions and MCP waits see the
-      // task climb (paced above: at most four a second, plus the last).
-      progress = progress
-        .then(async () => {
-          if (await writeProgress(this.#o.db, task.id, task.lease_token, value)) {
-            await this.#announce(changed);
-          }
-        })
-        .catch(() => {});
-    };
+    const progress = progressWriter(this.#o.db, task, () => this.#announce(changed));
     const ids = { taskId: task.id, contentId: content.id, modelId: content.model_id };
     this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
     const startedAt = performance.now();
+    const ended = (fields: { finishCode: number | null; detail?: string | undefined }) => {
+      const ms = Math.round(performance.now() - startedAt);
+      const { detail, finishCode } = fields;
+      const logged = { ...ids, finishCode, ms, stopped: hold.reason ?? null };
+      this.#o.log.info(detail ? { ...logged, detail } : logged, 'engine run ended');
+    };
     await this.#announce(changed);
     try {
       const result = await Promise.race([
@@ -245,33 +199,32 @@ export class TaskRunner {
           { taskId: task.id, accountId: task.account_id, kind: content.kind },
           content.model_id,
           content.input,
-          { signal: controller.signal, reportProgress, checkpoint: this.#checkpoint(task) },
+          {
+            signal: hold.signal,
+            reportProgress: progress.report,
+            checkpoint: this.#checkpoint(task),
+          },
         ),
-        timedOut,
+        hold.timedOut,
       ]);
-      await progress;
-      const ms = Math.round(performance.now() - startedAt);
-      const finishCode = result.ok ? FinishCode.Ok : result.finishCode;
-      const detail = result.ok ? undefined : result.detail;
-      this.#o.log.info(
-        { ...ids, finishCode, ms, stopped: reason ?? null, ...(detail ? { detail } : {}) },
-        'engine run ended',
+      await progress.settled();
+      ended(
+        result.ok
+          ? { finishCode: FinishCode.Ok }
+          : { finishCode: result.finishCode, detail: result.detail },
       );
-      if (reason === undefined || reason === 'timeout')
+      if (hold.reason === undefined || hold.reason === 'timeout')
         await this.#finish(task.id, task.lease_token, task.account_id, content, result);
-      else if (reason === 'shutdown')
+      else if (hold.reason === 'shutdown')
         await releaseTask(this.#o.db, task.id, task.lease_token, false);
     } catch (error) {
-      await progress;
-      if (reason !== undefined) {
-        const ms = Math.round(performance.now() - startedAt);
-        this.#o.log.info({ ...ids, finishCode: null, ms, stopped: reason }, 'engine run ended');
-      }
-      if (reason === 'shutdown') await releaseTask(this.#o.db, task.id, task.lease_token, false);
-      else if (reason === undefined) await this.#failed(task, content.model_id, error);
+      await progress.settled();
+      if (hold.reason !== undefined) ended({ finishCode: null });
+      if (hold.reason === 'shutdown')
+        await releaseTask(this.#o.db, task.id, task.lease_token, false);
+      else if (hold.reason === undefined) await this.#failed(task, content.model_id, error);
     } finally {
-      clearTimeout(deadline);
-      clearInterval(heartbeat);
+      hold.release();
       this.#running.delete(task.id);
     }
   }
@@ -316,7 +269,9 @@ export class TaskRunner {
     content: ClaimedTask['content'],
     result: EngineResult,
   ): Promise<void> {
-    const media = result.ok ? await this.#store(accountId, content.id, result.outputs) : [];
+    const media = result.ok
+      ? await storeOutputs(this.#o.storage, accountId, content.id, result.outputs)
+      : [];
     const finished = await this.#o.finisher.finish(
       taskId,
       { kind: 'lease', token },
@@ -329,34 +284,6 @@ export class TaskRunner {
       // Fenced: the lease was taken over or the task cancelled meanwhile. Leave no orphans.
       await Promise.all(media.map((m) => this.#o.storage.remove(m.storageKey)));
     }
-  }
-
-  async #store(
-    accountId: string,
-    contentId: string,
-    outputs: readonly EngineOutput[],
-  ): Promise<NewMediaRow[]> {
-    const rows: NewMediaRow[] = [];
-    for (const [position, output] of outputs.entries()) {
-      const id = newId('med');
-      const storageKey = `media/${accountId}/${id}.${output.extension}`;
-      await this.#o.storage.put(storageKey, output.bytes);
-      rows.push({
-        id,
-        accountId,
-        contentId,
-        position,
-        kind: output.kind,
-        mimeType: output.mimeType,
-        bytes: output.bytes.length,
-        width: output.width ?? null,
-        height: output.height ?? null,
-        durationMs: output.durationMs === undefined ? null : Math.round(output.durationMs),
-        storageKey,
-        filename: `${contentId}-${position + 1}.${output.extension}`,
-      });
-    }
-    return rows;
   }
 
   async #failed(task: ClaimedTask['task'], modelId: string, error: unknown): Promise<void> {
@@ -389,13 +316,4 @@ export class TaskRunner {
       this.#o.log.warn({ err: error }, 'task event not published');
     }
   }
-}
-
-/** The finish of a run stopped at its deadline. */
-function timeoutResult(limitSeconds: number): EngineResult {
-  return {
-    ok: false,
-    finishCode: FinishCode.TimedOut,
-    message: `Timed out: the run took longer than its limit of ${limitSeconds} seconds. Credits were refunded.`,
-  };
 }
