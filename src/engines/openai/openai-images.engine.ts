@@ -1,19 +1,12 @@
 import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
 import type { ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
-import { ProviderUnreachableError } from '../remote/provider-call.ts';
-import { engineFailure, redact } from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { imageOutputs } from './image-outputs.ts';
-import {
-  commonOptionProblems,
-  readOptions,
-  requestHeaders,
-  secretsOf,
-  serverLabel,
-} from './openai-options.ts';
-import { postUntilFinished, refusalFailure } from './post-until-finished.ts';
+import { openaiCall } from './openai-call.ts';
+import { commonOptionProblems, readOptions, requestHeaders } from './openai-options.ts';
+import { postUntilFinished } from './post-until-finished.ts';
 
 const name = 'openai-images';
 
@@ -40,9 +33,7 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
     async run(request, { signal, reportProgress }): Promise<EngineResult> {
       if (request.kind !== 'image') return wrongKind(name, request.kind);
       const o = readOptions(request.options);
-      const secrets = secretsOf(deps, o);
-      const server = serverLabel(name, o);
-      const logged = (detail: string) => ({ detail: `${o.baseUrl}: ${redact(detail, secrets)}` });
+      const call = openaiCall(deps, name, o, 'an unusable image');
       const settings = request.settings;
       try {
         const answer = await postUntilFinished(deps, {
@@ -56,12 +47,7 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
           signal,
           maxAttempts: o.maxAttempts,
         });
-        if (!answer.ok) {
-          return {
-            ...refusalFailure(server, answer, secrets),
-            ...logged(`HTTP ${answer.error.status}`),
-          };
-        }
+        if (!answer.ok) return call.refused(answer);
         const { response } = answer;
         // Base64 makes 4 bytes of 3; the envelope around the images is small.
         const asked = Math.ceil((o.maxOutputBytes * settings.count * 4) / 3) + 65_536;
@@ -77,19 +63,7 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
         return { ok: true, outputs };
       } catch (error) {
         signal.throwIfAborted();
-        if (error instanceof RemoteOutputError) {
-          return {
-            ...engineFailure(`${server} returned an unusable image: ${error.message}.`, secrets),
-            ...logged(error.message),
-          };
-        }
-        if (error instanceof ProviderUnreachableError) {
-          return {
-            ...engineFailure(`No answer from ${server} after ${error.attempts} attempt(s).`, []),
-            detail: redact(error.detail, secrets),
-          };
-        }
-        throw error;
+        return call.failed(error);
       }
     },
   };

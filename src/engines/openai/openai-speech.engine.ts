@@ -1,18 +1,11 @@
 import { voiceOptionProblems } from '../../domain/configured-voices.ts';
 import type { AudioFormat, ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
-import { ProviderUnreachableError } from '../remote/provider-call.ts';
-import { engineFailure, redact } from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
-import {
-  commonOptionProblems,
-  readOptions,
-  requestHeaders,
-  secretsOf,
-  serverLabel,
-} from './openai-options.ts';
-import { postUntilFinished, refusalFailure } from './post-until-finished.ts';
+import { openaiCall } from './openai-call.ts';
+import { commonOptionProblems, readOptions, requestHeaders } from './openai-options.ts';
+import { postUntilFinished } from './post-until-finished.ts';
 
 const name = 'openai-speech';
 
@@ -42,9 +35,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
     async run(request, { signal, reportProgress }): Promise<EngineResult> {
       if (request.kind !== 'speech') return wrongKind(name, request.kind);
       const o = readOptions(request.options);
-      const secrets = secretsOf(deps, o);
-      const server = serverLabel(name, o);
-      const logged = (detail: string) => ({ detail: `${o.baseUrl}: ${redact(detail, secrets)}` });
+      const call = openaiCall(deps, name, o, 'unusable audio');
       const { settings } = request;
       const instructions = request.options.instructions;
       try {
@@ -69,12 +60,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
           signal,
           maxAttempts: o.maxAttempts,
         });
-        if (!answer.ok) {
-          return {
-            ...refusalFailure(server, answer, secrets),
-            ...logged(`HTTP ${answer.error.status}`),
-          };
-        }
+        if (!answer.ok) return call.refused(answer);
         const { response } = answer;
         const bytes = await readBody(response, o.maxOutputBytes);
         if (!isContainer(bytes, settings.format)) {
@@ -93,19 +79,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
         };
       } catch (error) {
         signal.throwIfAborted();
-        if (error instanceof RemoteOutputError) {
-          return {
-            ...engineFailure(`${server} returned unusable audio: ${error.message}.`, secrets),
-            ...logged(error.message),
-          };
-        }
-        if (error instanceof ProviderUnreachableError) {
-          return {
-            ...engineFailure(`No answer from ${server} after ${error.attempts} attempt(s).`, []),
-            detail: redact(error.detail, secrets),
-          };
-        }
-        throw error;
+        return call.failed(error);
       }
     },
   };
