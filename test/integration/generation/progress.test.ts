@@ -61,10 +61,13 @@ describeEachBackend('task progress reaches those who watch (issue 17)', (backend
         undefined,
         { onprogress: (p) => notes.push(p) },
       );
-      assertClimbs(notes.map((n) => n.progress));
+      const values = notes.map((n) => n.progress);
+      assertClimbs(values);
+      assert.equal(new Set(values).size, values.length, 'each notification climbs (MCP rule)');
       const between = notes.find((n) => n.progress > 0 && n.progress < 1)!;
       assert.equal(between.message, `running, ${Math.floor(between.progress * 100)}%`);
-      assert.equal(notes.at(-1)!.message, 'finished');
+      // At 1 the engine is done: the result is being stored, or is stored, when the watch sees it.
+      assert.match(notes.at(-1)!.message!, /^(finishing|finished)$/);
     } finally {
       await client.close();
     }

@@ -31,16 +31,16 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
         extra.signal.addEventListener('abort', onAbort, { once: true });
         const progressToken = extra._meta?.progressToken;
         let contentId: string | undefined;
-        let lastMessage: string | undefined;
+        let lastProgress: number | undefined;
         try {
           for await (const view of services.results.watchTask(actor, task_id, controller.signal)) {
             contentId = view.contentId;
-            const message = progressMessage(view);
-            if (progressToken !== undefined && message !== lastMessage) {
-              lastMessage = message;
+            const note = progressNote(view, lastProgress);
+            if (progressToken !== undefined && note !== null) {
+              lastProgress = note.progress;
               await extra.sendNotification({
                 method: 'notifications/progress',
-                params: { progressToken, progress: view.progress, total: 1, message },
+                params: { progressToken, total: 1, ...note },
               });
             }
             if (view.status === 'finished') break;
@@ -56,8 +56,23 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
   );
 };
 
-/** What a progress notification says of a task: "queued", "running, 42%", "finished". */
-function progressMessage(task: TaskView): string {
-  if (task.status !== 'running') return task.status;
-  return `running, ${Math.floor(task.progress * 100)}%`;
+/**
+ * The progress notification a task's new state deserves after one at `lastProgress`, if any.
+ * MCP: "the progress value MUST increase with each notification" — the first says where the
+ * task stands, then each climb (the runner writes at most four a second). The message says
+ * "queued", "running, 42%", "finishing" (the engine is done, the result is being stored) or
+ * "finished".
+ */
+export function progressNote(
+  task: Pick<TaskView, 'status' | 'progress'>,
+  lastProgress: number | undefined,
+): { progress: number; message: string } | null {
+  if (lastProgress !== undefined && task.progress <= lastProgress) return null;
+  const message =
+    task.status !== 'running'
+      ? task.status
+      : task.progress >= 1
+        ? 'finishing'
+        : `running, ${Math.floor(task.progress * 100)}%`;
+  return { progress: task.progress, message };
 }
