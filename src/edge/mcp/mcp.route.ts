@@ -11,6 +11,7 @@ import { corsHeaders, preflightRoute } from '../http/cors.ts';
 import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
+import { registerGenerationResources } from './generation-resources.ts';
 import { toolError, toolRunner } from './tool-result.ts';
 import { registerTools } from './tools/tools.ts';
 
@@ -23,7 +24,8 @@ const generateTools = kindModules
 const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
 Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → ${generateTools} with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
 Speech needs a voice (list_voice_models); an avatar video needs an avatar (list_avatars) and a script or an uploaded audio; images and videos may use elements (list_elements).
-Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.`;
+Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.
+Past generations are also resources (atelier://generations/{content_id}, newest first in resources/list): reading one gives get_generation's JSON with fresh download links, and a small finished image inline.`;
 
 /**
  * `/mcp`: Streamable HTTP in stateless mode (any node answers any request), behind MCP access
@@ -161,6 +163,12 @@ export async function mcpRoutes(
       actor,
       services: o.services,
       run: toolRunner(request.log, request.id),
+    });
+    registerGenerationResources(server.server, {
+      actor,
+      services: o.services,
+      log: request.log,
+      requestId: request.id,
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The transport writes the response itself: headers set so far (security, rate limit,

@@ -23,17 +23,23 @@ export function toolRunner(log: FastifyBaseLogger, requestId: string): ToolRunne
     try {
       return await body();
     } catch (error) {
-      if (error instanceof AppError) return toolError(error);
-      log.error({ err: error, requestId }, 'unhandled error in an MCP tool');
-      return toolError(
-        new AppError(
-          ErrorCode.Internal,
-          `Internal error; the request id ${requestId} identifies it in the server log.`,
-          { requestId },
-        ),
-      );
+      return toolError(asAppError(error, log, requestId));
     }
   };
+}
+
+/**
+ * What a client of `/mcp` may see of `error`: a domain error as it is; anything else logged once
+ * under the request id and replaced by 190000 carrying only that id.
+ */
+export function asAppError(error: unknown, log: FastifyBaseLogger, requestId: string): AppError {
+  if (error instanceof AppError) return error;
+  log.error({ err: error, requestId }, 'unhandled error in an MCP request');
+  return new AppError(
+    ErrorCode.Internal,
+    `Internal error; the request id ${requestId} identifies it in the server log.`,
+    { requestId },
+  );
 }
 
 /** A tool result with `isError: true` carrying the code and details of `error`. */

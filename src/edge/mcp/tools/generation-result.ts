@@ -76,6 +76,18 @@ export function generation(content: ContentView) {
 }
 
 /**
+ * Everything get_generation reports of a generation (`generationOutput`): its state, media with
+ * fresh links, and why it waits. Also the text of a generation read as an MCP resource.
+ */
+export async function generationState(
+  content: ContentView,
+  { actor, services }: Pick<ToolContext, 'actor' | 'services'>,
+) {
+  const waiting_reason = await services.results.waitingReason(actor, content.task);
+  return { ...generation(content), waiting_reason };
+}
+
+/**
  * A generation as a tool result: the structured state, and each finished file as a
  * `resource_link` (its expiring download URL) that a client can fetch or show.
  */
@@ -84,8 +96,7 @@ export async function generationResult(
   { actor, services }: Pick<ToolContext, 'actor' | 'services'>,
   inlineImages: boolean | undefined,
 ): Promise<CallToolResult> {
-  const waiting_reason = await services.results.waitingReason(actor, content.task);
-  const result = toolResult({ ...generation(content), waiting_reason });
+  const result = toolResult(await generationState(content, { actor, services }));
   const links = content.media.map((m, i) => ({
     type: 'resource_link' as const,
     uri: m.download.url,
