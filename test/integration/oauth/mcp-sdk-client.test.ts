@@ -1,73 +1,17 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { generate } from 'selfsigned';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
+import { loopbackCallbackListener, RecordingProvider } from '../../helpers/mcp-sdk-auth.ts';
 import { freePort } from '../../helpers/net.ts';
 import { authorizeInBrowser, TestBrowser } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const fixedRedirectUri = 'http://localhost:47000/oauth/callback';
-
-/** What an MCP host application keeps: the SDK calls it, the test plays the person. */
-class RecordingProvider implements OAuthClientProvider {
-  readonly redirectUrl: string;
-  readonly clientMetadata: OAuthClientMetadata;
-  readonly clientMetadataUrl: string | undefined;
-  authorizationUrl: URL | undefined;
-  #information: OAuthClientInformationMixed | undefined;
-  #tokens: OAuthTokens | undefined;
-  #verifier = '';
-
-  constructor(client: { clientId?: string; metadataUrl?: string }, redirectUri = fixedRedirectUri) {
-    this.redirectUrl = redirectUri;
-    this.clientMetadata = {
-      client_name: 'SDK test client',
-      redirect_uris: [redirectUri],
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-    this.#information = client.clientId === undefined ? undefined : { client_id: client.clientId };
-    this.clientMetadataUrl = client.metadataUrl;
-  }
-
-  state() {
-    return crypto.randomUUID();
-  }
-  clientInformation() {
-    return this.#information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.#information = information;
-  }
-  tokens() {
-    return this.#tokens;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.#tokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier;
-  }
-  codeVerifier() {
-    return this.#verifier;
-  }
-}
 
 describe('the MCP SDK client authorizes against Atelier', () => {
   let database: Database;
@@ -120,7 +64,7 @@ describe('the MCP SDK client authorizes against Atelier', () => {
         email,
         password: 'an sdk password',
       });
-      const provider = new RecordingProvider(client());
+      const provider = new RecordingProvider(client(), fixedRedirectUri);
       const serverUrl = `${t.url}/mcp`;
 
       assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
@@ -157,12 +101,9 @@ describe('the MCP SDK client authorizes against Atelier', () => {
       password: 'an sdk password',
     });
     // The client's own callback listener, as a desktop client runs it: port chosen by the system.
-    const callbackServer = createHttpServer((_req, res) => res.end('You may close this window.'));
-    callbackServer.listen(0, '127.0.0.1');
-    await once(callbackServer, 'listening');
-    ctx.after(() => new Promise((resolve) => callbackServer.close(resolve)));
-    const { port } = callbackServer.address() as AddressInfo;
-    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const listener = await loopbackCallbackListener();
+    ctx.after(listener.close);
+    const { redirectUri } = listener;
     const provider = new RecordingProvider({ clientId: 'atelier-local-tools' }, redirectUri);
     const serverUrl = `${t.url}/mcp`;
 
@@ -174,10 +115,7 @@ describe('the MCP SDK client authorizes against Atelier', () => {
       password: 'an sdk password',
     });
     // The browser follows the redirect to the client's listener, which reads the code there.
-    const arrived = once(callbackServer, 'request') as Promise<[IncomingMessage]>;
-    assert.equal((await fetch(sentBack)).status, 200);
-    const [request] = await arrived;
-    const callback = new URL(request.url!, redirectUri);
+    const callback = await listener.follow(sentBack);
     assert.equal(callback.origin + callback.pathname, redirectUri);
     assert.equal(callback.searchParams.get('state'), started.searchParams.get('state'));
     assert.equal(
