@@ -254,7 +254,12 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
     const { cimdHosts } = config.oauth;
     const documents =
       cimdHosts === '*' || cimdHosts.length > 0
-        ? new ClientMetadataDocuments({ allowedHosts: cimdHosts, clock, ...overrides.cimdFetch })
+        ? new ClientMetadataDocuments({
+            allowedHosts: cimdHosts,
+            clock,
+            loopbackCa: config.oauth.cimdDevCa?.pem,
+            ...overrides.cimdFetch,
+          })
         : null;
     const clients = new ClientRegistry(config.oauth.clients, documents);
     const sessions = new BrowserSessions(db, { maxAgeMs: config.oauth.sessionMaxAgeMs });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelDefinition } from '../domain/model.ts';
+import { type CimdDevCa, readCimdDevCa } from './cimd-dev-ca.ts';
 import { readConfigFile } from './config-file.ts';
 import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './deployment.ts';
 import { modelCredentials } from './model-credentials.ts';
@@ -123,6 +124,8 @@ export interface OauthConfig {
   readonly clients: readonly OauthClientConfig[];
   /** Hosts whose Client ID Metadata Documents are accepted: a list, `*` (any public host), or none. */
   readonly cimdHosts: readonly string[] | '*';
+  /** The development switch admitting documents on this computer; null (always, in production) when off. */
+  readonly cimdDevCa: CimdDevCa | null;
   /** Cookies get `Secure` and the `__Host-` prefix unless the public URL is plain-http localhost. */
   readonly secureCookies: boolean;
   /** A browser session ends this long after it began, however active (besides 30 min idle). */
@@ -189,6 +192,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
   }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
+  const cimdDevCa = parsed.success ? readCimdDevCa(parsed.data, cwd, problems) : null;
   // MODELS on its own, so a missing credential is listed even when another variable is wrong.
   const models = variables.MODELS.type.safeParse(raw.MODELS);
   const credentials = models.success
@@ -252,6 +256,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
         values.OAUTH_CIMD_HOSTS === '*'
           ? '*'
           : values.OAUTH_CIMD_HOSTS.split(',').filter((h) => h !== ''),
+      cimdDevCa,
       secureCookies: !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(values.PUBLIC_URL),
       sessionMaxAgeMs: values.BROWSER_SESSION_MAX_AGE_SECONDS * 1000,
     },

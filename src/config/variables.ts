@@ -65,7 +65,8 @@ export const variables = {
   },
   NODE_ENV: {
     type: z.string().optional(),
-    description: '`production` turns `GRAPHQL_INTROSPECTION` off unless it is set',
+    description:
+      '`production` turns `GRAPHQL_INTROSPECTION` off unless it is set, and refuses `OAUTH_CIMD_DEV_CA`',
   },
   MODELS: {
     type: modelsSchema,
@@ -282,6 +283,11 @@ export const variables = {
     emptyIsAValue: true,
     description:
       'hosts whose Client ID Metadata Documents are accepted: `*` any public host, a comma-separated list, or empty for none',
+  },
+  OAUTH_CIMD_DEV_CA: {
+    type: z.string().min(1, 'must not be empty').optional(),
+    description:
+      'development only (refused with `NODE_ENV=production`): a PEM CA certificate file; metadata documents on `https://localhost`, `https://127.0.0.1` and `https://[::1]` are then accepted when served with a certificate from this CA, to try CIMD on one machine',
   },
   MCP_ALLOWED_ORIGINS: {
     type: z

@@ -21,5 +21,11 @@ export function unsafeDefaults(config: Config): string[] {
       'The embedded database (PGlite) is for one process on one machine; set DATABASE_URL for a deployment.',
     );
   }
+  const devCa = config.oauth.cimdDevCa;
+  if (devCa !== null) {
+    warnings.push(
+      `OAUTH_CIMD_DEV_CA is set: Client ID Metadata Documents are accepted from this computer (localhost, 127.0.0.1, [::1]) with certificates from ${devCa.path}. A development switch: unset it anywhere else.`,
+    );
+  }
   return warnings;
 }

@@ -7,8 +7,11 @@ export function isLoopbackHostname(hostname: string): boolean {
 }
 
 /**
- * The hosts, spelled as in a URL, whose registered portless `http` callback accepts any port:
- * the loopback IP literals RFC 8252 §7.3 names, and `localhost` (spec §4.3). Each stays itself:
- * other 127.0.0.0/8 addresses or other spellings of `::1` are not among them.
+ * This computer's names, spelled as in a URL: the loopback IP literals RFC 8252 §7.3 names, and
+ * `localhost` (spec §4.3). Each stays itself: other 127.0.0.0/8 addresses or other spellings of
+ * `::1` are not among them.
  */
-export const anyPortCallbackHosts = ['localhost', '127.0.0.1', '[::1]'] as const;
+export const loopbackHosts: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The hosts whose registered portless `http` callback accepts any port. */
+export const anyPortCallbackHosts = loopbackHosts;

@@ -40,6 +40,12 @@ export interface PublicFetchOptions extends AddressCheckOptions {
    * origin), never for one a remote party chose.
    */
   readonly trustedHost?: boolean;
+  /**
+   * Dials this computer only, for a URL on `localhost`, `127.0.0.1` or `[::1]` that a
+   * development switch admits (OAUTH_CIMD_DEV_CA): `localhost` is answered with the loopback
+   * addresses, never asked of DNS, and any other name is refused. The caller checks the host.
+   */
+  readonly loopback?: boolean;
 }
 
 export interface FetchedBytes {
@@ -70,7 +76,9 @@ export function fetchPublic(url: URL, options: PublicFetchOptions): Promise<Fetc
       {
         method: 'GET',
         headers: { accept: options.accept ?? '*/*' },
-        ...(options.trustedHost === true ? {} : { lookup: checkedLookup(options) }),
+        ...(options.trustedHost === true
+          ? {}
+          : { lookup: options.loopback === true ? loopbackLookup : checkedLookup(options) }),
         timeout: timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.ca ? { ca: options.ca } : {}),
@@ -136,15 +144,52 @@ export function checkedLookup(options: AddressCheckOptions): LookupFunction {
     return usable;
   };
   return (hostname, lookupOptions, callback) => {
-    const asked = lookupOptions.family;
-    const family = asked === 4 || asked === 'IPv4' ? 4 : asked === 6 || asked === 'IPv6' ? 6 : 0;
-    addressesOf(hostname, family).then(
-      (addresses) => {
-        if (lookupOptions.all) return callback(null, addresses);
-        const [first] = addresses as [LookupAddress];
-        callback(null, first.address, first.family);
-      },
+    addressesOf(hostname, familyAsked(lookupOptions)).then(
+      (addresses) => answerLookup(lookupOptions, callback, addresses),
       (error: Error) => callback(error, '', 0),
     );
   };
 }
+
+type LookupOptions = Parameters<LookupFunction>[1];
+type LookupCallback = Parameters<LookupFunction>[2];
+
+/** The address family a socket's lookup asks for: 4, 6, or 0 for either. */
+function familyAsked(lookupOptions: LookupOptions): 0 | 4 | 6 {
+  const asked = lookupOptions.family;
+  return asked === 4 || asked === 'IPv4' ? 4 : asked === 6 || asked === 'IPv6' ? 6 : 0;
+}
+
+/** Answers a socket's lookup in the shape it asked for: every address, or the first. */
+function answerLookup(
+  lookupOptions: LookupOptions,
+  callback: LookupCallback,
+  addresses: LookupAddress[],
+): void {
+  if (lookupOptions.all) {
+    callback(null, addresses);
+    return;
+  }
+  const [first] = addresses as [LookupAddress];
+  callback(null, first.address, first.family);
+}
+
+// RFC 6761 §6.3: `localhost` is this computer, whatever a resolver (or /etc/hosts) says.
+const loopbackAddresses: readonly LookupAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/** The socket's `lookup` for {@link PublicFetchOptions.loopback}: `localhost` only, no DNS. */
+const loopbackLookup: LookupFunction = (hostname, lookupOptions, callback) => {
+  if (hostname !== 'localhost') {
+    callback(new Error(`${hostname} is not this computer`), '', 0);
+    return;
+  }
+  const family = familyAsked(lookupOptions);
+  answerLookup(
+    lookupOptions,
+    callback,
+    loopbackAddresses.filter((a) => family === 0 || a.family === family),
+  );
+};

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { generate } from 'selfsigned';
 import type { TestApp } from './app.ts';
 import { freePort } from './net.ts';
@@ -8,10 +11,14 @@ import { authorizeUrl } from './oauth-flow.ts';
 /** The redirect URI the test documents' clients use. */
 export const redirectUri = 'http://localhost:41234/oauth/callback';
 
-/** An HTTPS host serving client metadata documents, as an agent's website would. */
-export async function documentHost() {
-  const port = await freePort();
-  const base = `https://localhost:${port}`;
+/** A server's TLS certificate and its key (PEM). */
+export interface TlsIdentity {
+  key: string;
+  cert: string;
+}
+
+/** A self-signed certificate for the names documentHost serves by default. */
+async function selfSignedIdentity(): Promise<TlsIdentity> {
   // *.agent.example: names that tests resolve to public addresses through the CIMD DNS port.
   const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
     extensions: [
@@ -24,6 +31,17 @@ export async function documentHost() {
       },
     ],
   });
+  return { key: pems.private, cert: pems.cert };
+}
+
+/**
+ * An HTTPS host serving client metadata documents, as an agent's website would; by default
+ * with a self-signed certificate of its own, else with `identity`.
+ */
+export async function documentHost(identity?: TlsIdentity) {
+  const port = await freePort();
+  const base = `https://localhost:${port}`;
+  const pems = identity ?? (await selfSignedIdentity());
   const hits = new Map<string, number>();
   const documents: Record<string, (res: ServerResponse, self: string) => void> = {
     // Names the URL it was fetched from, whichever host name that used.
@@ -71,7 +89,7 @@ export async function documentHost() {
     '/no-redirects.json': (res) =>
       res.end(JSON.stringify({ client_id: `${base}/no-redirects.json` })),
   };
-  const server: Server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  const server: Server = createServer(pems, (req, res) => {
     hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
     const host = req.headers.host!;
     hits.set(`${host}${req.url}`, (hits.get(`${host}${req.url}`) ?? 0) + 1);
@@ -110,6 +128,44 @@ export async function documentHost() {
     serve,
     serveJson,
     close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/**
+ * A certificate authority of the test's own, as a developer makes one with mkcert: its
+ * certificate in a file (what OAUTH_CIMD_DEV_CA names), and a server certificate it issued for
+ * this computer's names (localhost, 127.0.0.1, ::1). `close` removes the file.
+ */
+export async function localCertificateAuthority() {
+  const ca = await generate([{ name: 'commonName', value: 'Atelier test development CA' }], {
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    ],
+  });
+  const server = await generate([{ name: 'commonName', value: 'localhost' }], {
+    algorithm: 'sha256',
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
+    ],
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'atelier-dev-ca-'));
+  const caFile = path.join(dir, 'rootCA.pem');
+  writeFileSync(caFile, ca.cert);
+  return {
+    caFile,
+    server: { key: server.private, cert: server.cert } satisfies TlsIdentity,
+    close: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
+import { localCertificateAuthority } from '../helpers/metadata-documents.ts';
 
 const cwd = '/srv/atelier';
 
@@ -133,6 +134,61 @@ describe('configuration', () => {
     assert.match(config.warnings.join('\n'), /METRICS_TOKEN or METRICS_PORT/);
     const guarded = loadConfig({ env: { HOST: '0.0.0.0', METRICS_PORT: '9464' }, cwd });
     assert.doesNotMatch(guarded.warnings.join('\n'), /METRICS/);
+  });
+
+  it('OAUTH_CIMD_DEV_CA: read once at start and warned about; refused in production or where it cannot work', async () => {
+    const ca = await localCertificateAuthority();
+    try {
+      assert.equal(loadConfig({ env: {}, cwd }).oauth.cimdDevCa, null);
+      const config = loadConfig({ env: { OAUTH_CIMD_DEV_CA: ca.caFile }, cwd });
+      assert.deepEqual(config.oauth.cimdDevCa, {
+        path: ca.caFile,
+        pem: readFileSync(ca.caFile, 'utf8'),
+      });
+      assert.match(config.warnings.join('\n'), /OAUTH_CIMD_DEV_CA is set: .* from this computer/);
+      // Relative to the working directory, like every other path.
+      const relative = { OAUTH_CIMD_DEV_CA: path.basename(ca.caFile) };
+      const here = loadConfig({ env: relative, cwd: path.dirname(ca.caFile) });
+      assert.equal(here.oauth.cimdDevCa?.path, ca.caFile);
+      assert.equal(
+        loadConfig({
+          env: { ...relative, OAUTH_CIMD_HOSTS: 'localhost' },
+          cwd: path.dirname(ca.caFile),
+        }).oauth.cimdDevCa?.path,
+        ca.caFile,
+      );
+
+      const notPem = path.join(path.dirname(ca.caFile), 'not-a-cert.pem');
+      writeFileSync(notPem, 'hello');
+      for (const [env, reason] of [
+        [
+          { OAUTH_CIMD_DEV_CA: ca.caFile, NODE_ENV: 'production' },
+          /OAUTH_CIMD_DEV_CA: refused with NODE_ENV=production: it is a development switch/,
+        ],
+        [
+          { OAUTH_CIMD_DEV_CA: '/nonexistent/rootCA.pem' },
+          /OAUTH_CIMD_DEV_CA: cannot read \/nonexistent\/rootCA\.pem/,
+        ],
+        [
+          { OAUTH_CIMD_DEV_CA: notPem },
+          /OAUTH_CIMD_DEV_CA: .*not-a-cert\.pem is not a PEM certificate/,
+        ],
+        [
+          { OAUTH_CIMD_DEV_CA: ca.caFile, OAUTH_CIMD_HOSTS: '' },
+          /has no effect: OAUTH_CIMD_HOSTS is empty/,
+        ],
+        [
+          { OAUTH_CIMD_DEV_CA: ca.caFile, OAUTH_CIMD_HOSTS: 'agent.example' },
+          /has no effect: OAUTH_CIMD_HOSTS lists neither localhost nor 127\.0\.0\.1/,
+        ],
+      ] as const) {
+        const error = captureConfigError(env);
+        assert.equal(error.problems.length, 1, error.message);
+        assert.match(error.message, reason);
+      }
+    } finally {
+      ca.close();
+    }
   });
 
   it('/metrics: on the main port and open by default; a token, or a loopback port of its own', () => {

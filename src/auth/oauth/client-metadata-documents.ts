@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
-import { isLoopbackHostname } from '../../shared/loopback.ts';
+import { isLoopbackHostname, loopbackHosts } from '../../shared/loopback.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
 import { privateAddressProblem } from '../../shared/public-fetch.ts';
 import { fetchMetadataDocument, type MetadataFetchOptions } from './client-metadata-fetch.ts';
@@ -14,6 +14,12 @@ export interface ClientMetadataOptions extends MetadataFetchOptions {
   clock?: Clock;
   /** Documents kept at most; the oldest goes first. */
   maxCached?: number;
+  /**
+   * The development switch (OAUTH_CIMD_DEV_CA, never in production): a CA certificate (PEM).
+   * Documents on `localhost`, `127.0.0.1` and `[::1]` are then fetched from this computer, and
+   * only over a TLS connection whose certificate this CA issued; every other rule stays.
+   */
+  loopbackCa?: string;
 }
 
 // Any public host may serve documents by default, so the cache must not grow with whatever
@@ -28,7 +34,8 @@ interface Cached {
 /**
  * Client ID Metadata Documents (MCP authorization 2025-11-25): a client_id that is an HTTPS URL
  * names a JSON document describing the client. It is fetched with care — no redirects, a
- * short timeout, a small size cap, and every address the host resolves to must be public —
+ * short timeout, a small size cap, and every address the host resolves to must be public
+ * (unless the development switch admits this computer's own hosts, see `loopbackCa`) —
  * fetched once for concurrent requests, cached as its Cache-Control allows (failures are not
  * cached; a bounded number of documents), and accepted only if it names the same URL as
  * client_id and lists redirect URIs.
@@ -43,21 +50,23 @@ export class ClientMetadataDocuments {
   }
 
   async resolve(clientId: string): Promise<OAuthClient> {
-    const url = this.#checkUrl(clientId);
+    const { url, loopback } = this.#checkUrl(clientId);
     const cached = this.#cache.get(clientId);
     if (cached !== undefined && cached.until > this.#now()) return cached.client;
     // Concurrent authorizations for one uncached client share one fetch (one request to the
     // client's host, not one each); the entry goes when it settles, so a failure is not kept.
     let pending = this.#inFlight.get(clientId);
     if (pending === undefined) {
-      pending = this.#load(clientId, url).finally(() => this.#inFlight.delete(clientId));
+      pending = this.#load(clientId, url, loopback).finally(() => this.#inFlight.delete(clientId));
       this.#inFlight.set(clientId, pending);
     }
     return pending;
   }
 
-  async #load(clientId: string, url: URL): Promise<OAuthClient> {
-    const { body, cacheMs } = await fetchMetadataDocument(url, this.#o).catch((error: unknown) => {
+  async #load(clientId: string, url: URL, loopback: boolean): Promise<OAuthClient> {
+    // This computer's documents trust the development CA alone, not the system's or a test's.
+    const options = loopback ? { ...this.#o, ca: this.#o.loopbackCa, loopback } : this.#o;
+    const { body, cacheMs } = await fetchMetadataDocument(url, options).catch((error: unknown) => {
       throw refused(`cannot be fetched (${(error as Error).message})`);
     });
     const client = parseDocument(clientId, body);
@@ -80,7 +89,8 @@ export class ClientMetadataDocuments {
     return (this.#o.clock ?? systemClock).now().getTime();
   }
 
-  #checkUrl(clientId: string): URL {
+  /** The URL to fetch, and whether it is on this computer (admitted by the development switch). */
+  #checkUrl(clientId: string): { url: URL; loopback: boolean } {
     let url: URL;
     try {
       url = new URL(clientId);
@@ -107,11 +117,13 @@ export class ClientMetadataDocuments {
     const hosts = this.#o.allowedHosts;
     if (hosts !== '*' && !hosts.includes(url.hostname))
       throw refusedId('is on a host this server does not accept');
+    if (this.#o.loopbackCa !== undefined && loopbackHosts.includes(url.hostname))
+      return { url, loopback: true };
     // A literal is connected to without a lookup, so it is checked here.
     const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const problem = isIP(literal) === 0 ? null : privateAddressProblem(literal);
     if (problem !== null) throw refusedId(`points at ${problem}`);
-    return url;
+    return { url, loopback: false };
   }
 }
 

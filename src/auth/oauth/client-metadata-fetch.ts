@@ -4,8 +4,10 @@ import { type AddressCheckOptions, fetchPublic } from '../../shared/public-fetch
 export interface MetadataFetchOptions extends AddressCheckOptions {
   timeoutMs?: number;
   maxBytes?: number;
-  /** Tests only: trust this CA. */
+  /** Trust this CA alone: the development switch's, or a test's. */
   ca?: string;
+  /** The document is on this computer (shared/public-fetch.ts `loopback`). */
+  loopback?: boolean;
 }
 
 /** A fetched document: its text and how long it may be cached (ms; 0: not at all). */
@@ -19,8 +21,9 @@ const defaultCacheMs = 300_000; // five minutes when it says nothing
 
 /**
  * GETs a document with care (shared/public-fetch.ts): no redirects, a deadline over the whole
- * exchange, a size cap, and a socket that dials only checked public addresses. An address
- * literal in the URL is checked by the caller.
+ * exchange, a size cap, and a socket that dials only checked public addresses (or, for a
+ * `loopback` document, only this computer). An address literal in the URL is checked by the
+ * caller.
  */
 export async function fetchMetadataDocument(
   url: URL,
