@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,10 +35,11 @@ async function selfSignedIdentity(): Promise<TlsIdentity> {
 }
 
 /**
- * An HTTPS host serving client metadata documents, as an agent's website would; by default
- * with a self-signed certificate of its own, else with `identity`.
+ * An HTTPS host serving client metadata documents, as an agent's website would, on 127.0.0.1
+ * (and on [::1] at the same port with `ipv6`); by default with a self-signed certificate of
+ * its own, else with `identity`.
  */
-export async function documentHost(identity?: TlsIdentity) {
+export async function documentHost(identity?: TlsIdentity, { ipv6 = false } = {}) {
   const port = await freePort();
   const base = `https://localhost:${port}`;
   const pems = identity ?? (await selfSignedIdentity());
@@ -89,7 +90,7 @@ export async function documentHost(identity?: TlsIdentity) {
     '/no-redirects.json': (res) =>
       res.end(JSON.stringify({ client_id: `${base}/no-redirects.json` })),
   };
-  const server: Server = createServer(pems, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
     const host = req.headers.host!;
     hits.set(`${host}${req.url}`, (hits.get(`${host}${req.url}`) ?? 0) + 1);
@@ -101,8 +102,13 @@ export async function documentHost(identity?: TlsIdentity) {
       res.setHeader('content-type', 'application/json');
       serve(res, `https://${host}${req.url}`);
     }
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  };
+  const servers: Server[] = [];
+  for (const address of ipv6 ? ['127.0.0.1', '::1'] : ['127.0.0.1']) {
+    const server = createServer(pems, handle);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(port, address, resolve));
+  }
   /** Serves `path` with `handler`, given the URL the request was made for. */
   const serve = (path: string, handler: (res: ServerResponse, self: string) => void) => {
     documents[path] = handler;
@@ -127,7 +133,7 @@ export async function documentHost(identity?: TlsIdentity) {
     hits,
     serve,
     serveJson,
-    close: () => new Promise((r) => server.close(r)),
+    close: () => Promise.all(servers.map((server) => new Promise((r) => server.close(r)))),
   };
 }
 

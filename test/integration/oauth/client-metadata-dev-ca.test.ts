@@ -27,7 +27,7 @@ describe('the OAUTH_CIMD_DEV_CA development switch', () => {
   before(async () => {
     database = await createTestDatabase('pglite');
     ca = await localCertificateAuthority();
-    host = await documentHost(ca.server);
+    host = await documentHost(ca.server, { ipv6: true });
     // An agent under development on this computer: its callback is a portless 127.0.0.1 one.
     host.serveJson('/sdk-client.json', (self) => ({
       client_id: self,
@@ -76,10 +76,13 @@ describe('the OAUTH_CIMD_DEV_CA development switch', () => {
     assert.deepEqual([principal.accountId, principal.clientId], [account.id, metadataUrl]);
   });
 
-  it('accepts a document at the 127.0.0.1 literal too, under every other rule', async () => {
-    const accepted = await startAuthorization(t, `https://127.0.0.1:${host.port}/good.json`);
-    assert.equal(accepted.status, 303, await accepted.text());
-    assert.match(accepted.headers.get('location') ?? '', /\/login/);
+  it('accepts documents at the 127.0.0.1 and [::1] literals too, under every other rule', async () => {
+    for (const literal of ['127.0.0.1', '[::1]']) {
+      const accepted = await startAuthorization(t, `https://${literal}:${host.port}/good.json`);
+      assert.equal(accepted.status, 303, await accepted.text());
+      assert.match(accepted.headers.get('location') ?? '', /\/login/, literal);
+      assert.equal(host.hits.get(`${literal}:${host.port}/good.json`), 1, literal);
+    }
     for (const [path, reason] of [
       ['/liar.json', /names another client_id/],
       ['/redirect.json', /redirects are not followed/],
