@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defined, toolResult } from '../tool-result.ts';
-import { task } from './generation-result.ts';
+import { task, taskOutput } from './generation-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** `cancel_generation`: finishes a task with code 2 and refunds it. */
@@ -12,7 +12,7 @@ export const registerCancelGeneration: RegisterTool = (server, { actor, services
       description:
         'Cancels a queued or running task; it finishes with finish_code 2 and its credits are refunded.',
       inputSchema: { task_id: z.string() },
-      outputSchema: { task_id: z.string(), status: z.string(), finish_code: z.number().nullable() },
+      outputSchema: taskOutput,
       annotations: annotations.destroy,
     })),
     ({ task_id }) =>

@@ -3,6 +3,7 @@ import { fieldsOfAnyKind } from '../../../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { kindArgument, toolShape } from './kind-schema.ts';
+import { openObject, orNull } from './portable-schema.ts';
 import { annotations, fromSnakeCase, type RegisterTool } from './tool.ts';
 
 /** `estimate_cost`: what a generate_* tool would charge, spending nothing; every kind. */
@@ -13,7 +14,7 @@ export const registerEstimateCost: RegisterTool = (server, { actor, services, ru
       title: 'Estimate a generation',
       description:
         'What a generate_* tool would charge for these arguments (the same ones, with the kind), and whether the account can afford it. Spends nothing.',
-      inputSchema: z.looseObject({
+      inputSchema: openObject({
         kind: kindArgument()
           .optional()
           .describe('The kind of generation: image (the default), video, speech or avatar.'),
@@ -21,8 +22,8 @@ export const registerEstimateCost: RegisterTool = (server, { actor, services, ru
       }),
       outputSchema: {
         credits: z.number(),
-        category: z.string().nullable(),
-        affordable: z.boolean().nullable(),
+        category: orNull(z.string(), 'Spends the account’s categories in their configured order.'),
+        affordable: z.boolean(),
       },
       annotations: annotations.read,
     })),

@@ -2,37 +2,48 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { ContentView, TaskView } from '../../../services/generation-views.ts';
 import { toolResult } from '../tool-result.ts';
+import { orNull } from './portable-schema.ts';
 import type { ToolContext } from './tool.ts';
 
-/** What get_generation and wait_for_generation return, in full (the SDK checks it). */
-export const generationOutput = {
+/** A task's state as every tool reports it (cancel_generation returns only this). */
+export const taskOutput = {
+  task_id: z.string(),
   content_id: z.string(),
+  status: z.enum(['queued', 'running', 'finished']),
+  finish_code: orNull(z.number(), 'The task has not finished yet.'),
+  finish_message: orNull(z.string(), 'The task has not finished yet, or said nothing.'),
+  progress: z.number(),
+};
+
+/** A generation as list_generations lists it. */
+export const generationFields = {
   kind: z.string(),
   model_id: z.string(),
   credits_charged: z.number(),
   credits_refunded: z.number(),
-  task_id: z.string(),
-  status: z.enum(['queued', 'running', 'finished']),
-  finish_code: z.number().nullable(),
-  finish_message: z.string().nullable(),
-  progress: z.number(),
-  waiting_reason: z
-    .string()
-    .nullable()
-    .describe(
-      'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once. Null otherwise.',
-    ),
+  ...taskOutput,
   media: z.array(
     z.object({
       media_id: z.string(),
       kind: z.string(),
       mime_type: z.string(),
-      width: z.number().nullable(),
-      height: z.number().nullable(),
-      duration_ms: z.number().nullable(),
+      width: orNull(z.number(), 'Audio has no width.'),
+      height: orNull(z.number(), 'Audio has no height.'),
+      duration_ms: orNull(z.number(), 'A still image has no duration.'),
       download_url: z.string(),
       expires_at: z.string(),
     }),
+  ),
+};
+
+/** What get_generation and wait_for_generation return, in full (the SDK checks it). */
+export const generationOutput = {
+  ...generationFields,
+  waiting_reason: orNull(
+    z.string(),
+    'Nothing holds the task back but its turn in the queue.',
+  ).describe(
+    'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once.',
   ),
 };
 

@@ -9,7 +9,7 @@ export function kindArgument() {
 }
 
 /**
- * A kind's field table as a tool's input schema (tools wrap it in `z.looseObject`, so an
+ * A kind's field table as a tool's input schema (tools wrap it in `openObject`, so an
  * argument the kind does not take reaches the service, which names it, instead of being
  * dropped): snake_case names, the JSON type of each
  * field and its description. Types only: every rule beyond the type (ranges, lengths, the

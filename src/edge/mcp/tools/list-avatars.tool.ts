@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defined, toolResult } from '../tool-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { orNull } from './portable-schema.ts';
+import { annotations, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_avatars`: the account's avatars for generate_avatar_video. */
 export const registerListAvatars: RegisterTool = (server, { actor, services, run }) => {
@@ -15,8 +16,15 @@ export const registerListAvatars: RegisterTool = (server, { actor, services, run
         after: z.string().optional(),
       },
       outputSchema: {
-        avatars: z.array(z.record(z.string(), z.unknown())),
-        next_cursor: z.string().nullable(),
+        avatars: z.array(
+          z.object({
+            avatar_id: z.string(),
+            name: z.string(),
+            portrait_media_id: z.string(),
+            voice_model_id: orNull(z.string(), 'A script is spoken in the model’s default voice.'),
+          }),
+        ),
+        next_cursor: nextCursor,
       },
       annotations: annotations.read,
     })),

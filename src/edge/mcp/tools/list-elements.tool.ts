@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
+import { orNull } from './portable-schema.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** `list_elements`: the public library and the account's own, for `element_ids`. */
@@ -12,7 +13,17 @@ export const registerListElements: RegisterTool = (server, { actor, services, ru
       description:
         'Reusable characters, objects, styles and scenes to pass as element_ids to generate_image or generate_video: the public library and your own.',
       inputSchema: { kind: z.enum(['character', 'object', 'style', 'scene']).optional() },
-      outputSchema: { elements: z.array(z.record(z.string(), z.unknown())) },
+      outputSchema: {
+        elements: z.array(
+          z.object({
+            element_id: z.string(),
+            kind: z.string(),
+            name: z.string(),
+            description: orNull(z.string(), 'None given.'),
+            public: z.boolean().describe('From the shared library; false for your own.'),
+          }),
+        ),
+      },
       annotations: annotations.read,
     })),
     ({ kind }) =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defined, toolResult } from '../tool-result.ts';
-import { generation } from './generation-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { generation, generationFields } from './generation-result.ts';
+import { annotations, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_generations`: the history, where an agent reconciles before resubmitting. */
 export const registerListGenerations: RegisterTool = (server, { actor, services, run }) => {
@@ -17,8 +17,8 @@ export const registerListGenerations: RegisterTool = (server, { actor, services,
         after: z.string().optional(),
       },
       outputSchema: {
-        generations: z.array(z.record(z.string(), z.unknown())),
-        next_cursor: z.string().nullable(),
+        generations: z.array(z.object(generationFields)),
+        next_cursor: nextCursor,
       },
       annotations: annotations.read,
     })),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { kindArgument } from './kind-schema.ts';
+import { openObject, orNull } from './portable-schema.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** `list_models`: the models, their capabilities and prices. */
@@ -13,7 +14,30 @@ export const registerListModels: RegisterTool = (server, { actor, services, run 
       description:
         'Models you can generate with: model_id, kind, status (only "ready" models take work), whether this account may use it, its capabilities (allowed sizes, aspect ratios, counts, formats) and price.',
       inputSchema: { kind: kindArgument().optional() },
-      outputSchema: { models: z.array(z.record(z.string(), z.unknown())) },
+      outputSchema: {
+        models: z.array(
+          z.object({
+            model_id: z.string(),
+            name: z.string(),
+            kind: kindArgument(),
+            status: z.string(),
+            accessible: z.boolean(),
+            description: orNull(z.string(), 'None given.'),
+            capabilities: openObject({}).describe(
+              'What it accepts, by kind: sizes, formats, durations, limits (snake_case keys).',
+            ),
+            pricing: z.object({
+              unit: z.string(),
+              credits: z.number(),
+              per: z.number(),
+              category: orNull(
+                z.string(),
+                'Spends the account’s categories in their configured order.',
+              ),
+            }),
+          }),
+        ),
+      },
       annotations: annotations.read,
     })),
     ({ kind }) =>

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { orNull } from './portable-schema.ts';
+import { annotations, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_voice_models`: voices for generate_speech and generate_avatar_video. */
 export const registerListVoiceModels: RegisterTool = (server, { actor, services, run }) => {
@@ -17,8 +18,17 @@ export const registerListVoiceModels: RegisterTool = (server, { actor, services,
         after: z.string().optional(),
       },
       outputSchema: {
-        voices: z.array(z.record(z.string(), z.unknown())),
-        next_cursor: z.string().nullable(),
+        voices: z.array(
+          z.object({
+            voice_model_id: z.string(),
+            name: z.string(),
+            language: z.string(),
+            gender: orNull(z.string(), 'Not stated.'),
+            variant: orNull(z.string(), 'The language’s own voice.'),
+            preview_media_id: orNull(z.string(), 'No free sample (a model server’s voice).'),
+          }),
+        ),
+        next_cursor: nextCursor,
       },
       annotations: annotations.read,
     })),

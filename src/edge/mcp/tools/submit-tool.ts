@@ -3,6 +3,7 @@ import type { AnyKindModule } from '../../../domain/kinds/kinds.ts';
 import { inputFieldsOf } from '../../../domain/kinds/kinds.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { toolShape } from './kind-schema.ts';
+import { openObject } from './portable-schema.ts';
 import { annotations, fromSnakeCase, type RegisterTool } from './tool.ts';
 
 /**
@@ -17,7 +18,7 @@ export function submitTool(kind: AnyKindModule): RegisterTool {
       defined(name, () => ({
         title: kind.title,
         description: `Starts ${kind.summary} and charges its credits. Always pass an idempotency_key: calling again with the same key and input returns the same generation without charging twice (without a key, every call charges). Then call wait_for_generation with the task_id.`,
-        inputSchema: z.looseObject(toolShape(inputFieldsOf(kind.kind))),
+        inputSchema: openObject(toolShape(inputFieldsOf(kind.kind))),
         outputSchema: {
           content_id: z.string(),
           task_id: z.string(),

@@ -1,8 +1,10 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
 import type { ToolRunner } from '../tool-result.ts';
+import { orNull } from './portable-schema.ts';
 
 /** What every tool of one MCP request is registered with: who calls, what it may use, how. */
 export interface ToolContext {
@@ -46,6 +48,9 @@ export const annotations = {
     openWorldHint: false,
   },
 } as const satisfies Record<string, ToolAnnotations>;
+
+/** Where a listing's next page starts: pass it as `after`. */
+export const nextCursor = orNull(z.string(), 'This is the last page.');
 
 /** snake_case tool arguments → the camelCase input the services share with GraphQL. */
 export function fromSnakeCase(args: Record<string, unknown>): Record<string, unknown> {

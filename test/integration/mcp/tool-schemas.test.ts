@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+// The MCP SDK's own dependency; the Inspector compiles output schemas with the same major.
+import { Ajv } from 'ajv';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
+import { gqlOk, testPicture, uploadOk } from '../../helpers/media.ts';
+import { lintToolSchemas } from '../../helpers/schema-lint.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+// Issue 18: what the clients people use check on the tools, run against the real server — the
+// MCP Inspector's portability check on every schema, its Ajv compile of every output schema
+// (`new Ajv()`, defaults: strict mode logs what it dislikes), and every tool's actual result
+// against that schema, as the Inspector and the SDK client validate it.
+
+/** One call of every tool, with arguments that succeed; later calls use earlier results. */
+async function callEveryTool(
+  client: Client,
+  ids: { avatarId: string },
+): Promise<Map<string, CallToolResult>> {
+  const results = new Map<string, CallToolResult>();
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    assert.notEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`);
+    results.set(name, result);
+    return result.structuredContent as Record<string, unknown>;
+  };
+  const image = { model_id: 'mdl_atelier-sketch', prompt: 'a kite', width: 512, height: 512 };
+  await call('get_account');
+  await call('list_models');
+  await call('list_elements');
+  await call('estimate_cost', { kind: 'image', ...image });
+  const submitted = await call('generate_image', { ...image, idempotency_key: 'schemas-1' });
+  const done = await call('wait_for_generation', { task_id: submitted.task_id });
+  assert.equal(done.status, 'finished');
+  await call('get_generation', { content_id: submitted.content_id });
+  const [media] = done.media as { media_id: string }[];
+  await call('get_download_urls', { media_ids: [media!.media_id] });
+  await call('list_generations');
+  await call('list_voice_models', { language: 'en' });
+  await call('list_avatars');
+  // The longer kinds are cancelled at once: their answers are what is checked, not their runs.
+  const others = {
+    generate_video: { model_id: 'mdl_atelier-motion', prompt: 'waves', resolution: '720p' },
+    generate_speech: { model_id: 'mdl_atelier-voice', voice_model_id: 'voc_en-us', text: 'Hi.' },
+    generate_avatar_video: {
+      model_id: 'mdl_atelier-avatar',
+      avatar_id: ids.avatarId,
+      script: 'Hello.',
+    },
+  };
+  for (const [name, args] of Object.entries(others)) {
+    const { task_id } = await call(name, args);
+    await call('cancel_generation', { task_id });
+  }
+  return results;
+}
+
+describeEachBackend('what MCP clients check on the tools (issue 18)', (backend) => {
+  let t: TestApp;
+  withTestApp(backend, {}, (started) => {
+    ({ t } = started);
+  });
+
+  let client: Client;
+  let tools: Tool[];
+  let results: Map<string, CallToolResult>;
+  before(async () => {
+    const { account, apiKey } = await seedAccount(t.app, { credits: { standard: 1000 } });
+    const picture = { kind: 'image', mimeType: 'image/png', bytes: await testPicture() } as const;
+    const { createAvatar } = await gqlOk<{ createAvatar: { avatarId: string } }>(
+      t.url,
+      apiKey,
+      'mutation A($input: CreateAvatarInput!) { createAvatar(input: $input) { avatarId } }',
+      { input: { name: 'Ada', portraitMediaId: await uploadOk(t.url, apiKey, picture) } },
+    );
+    client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    ({ tools } = await client.listTools());
+    results = await callEveryTool(client, createAvatar);
+  });
+  after(async () => {
+    await client?.close();
+  });
+
+  it('the Inspector’s portability check finds nothing in any input or output schema', () => {
+    assert.deepEqual(lintToolSchemas(tools), []);
+  });
+
+  it('every output schema compiles in the Inspector’s Ajv without a warning; every result matches', () => {
+    const warnings: string[] = [];
+    const record = (...args: unknown[]) => warnings.push(args.map(String).join(' '));
+    const ajv = new Ajv({ logger: { log: () => {}, warn: record, error: record } });
+    assert.deepEqual(
+      tools.map((tool) => tool.name).filter((name) => !results.has(name)),
+      [],
+      'a result of every tool',
+    );
+    for (const tool of tools) {
+      assert.ok(tool.outputSchema, tool.name);
+      const validate = ajv.compile(tool.outputSchema);
+      const result = results.get(tool.name)!;
+      assert.ok(
+        validate(result.structuredContent),
+        `${tool.name}: ${ajv.errorsText(validate.errors)}`,
+      );
+      // The text a client without structured output reads is the same value.
+      const [text] = result.content;
+      assert.deepEqual(
+        JSON.parse(text?.type === 'text' ? text.text : ''),
+        result.structuredContent,
+      );
+    }
+    assert.deepEqual(warnings, []);
+  });
+});
