@@ -170,6 +170,9 @@ export async function mcpRoutes(
       log: request.log,
       requestId: request.id,
     });
+    // The SDK advertises `tools.listChanged: true` once a tool is registered. This server lives
+    // for one request, its tools never change under a client, and it never sends list_changed.
+    server.server.registerCapabilities({ tools: { listChanged: false } });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The transport writes the response itself: headers set so far (security, rate limit,
     // request id) go onto the raw response first.

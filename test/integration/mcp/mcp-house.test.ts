@@ -42,6 +42,26 @@ describeEachBackend('/mcp: what the server tells agents, and whose tokens it tak
     }
   });
 
+  it('the capabilities promise only what the server sends: no list_changed, no logging', async () => {
+    const { account } = await seedAccount(t.app);
+    const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    try {
+      const capabilities = client.getServerCapabilities() ?? {};
+      // A stateless server lives for one request: its tool list never changes under a client,
+      // and it sends no notifications/tools/list_changed (nor logs, prompts or completions).
+      assert.deepEqual(capabilities.tools, { listChanged: false });
+      for (const name of ['logging', 'prompts', 'completions'] as const)
+        assert.equal(capabilities[name], undefined, name);
+      for (const [name, value] of Object.entries(capabilities)) {
+        const promises = value as { listChanged?: boolean; subscribe?: boolean };
+        assert.notEqual(promises.listChanged, true, `${name}.listChanged`);
+        assert.notEqual(promises.subscribe, true, `${name}.subscribe`);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a token of a suspended or deleted account is refused with the words every edge uses', async () => {
     const post = (token: string) => postMcp(t.url, { authorization: `Bearer ${token}` });
     for (const [status, code] of [
