@@ -119,7 +119,7 @@ export async function mcpRoutes(
             error_description: error.message,
             code: error.code,
             retryable: true,
-            requestId: request.id,
+            request_id: request.id,
           });
         return null;
       }

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { snakeCaseError } from './error-spelling.ts';
 
 /** A successful tool result: the structured value, and the same as text for older clients. */
 export function toolResult(structured: Record<string, unknown>): CallToolResult {
@@ -42,14 +43,13 @@ export function asAppError(error: unknown, log: FastifyBaseLogger, requestId: st
   );
 }
 
-/** A tool result with `isError: true` carrying the code and details of `error`. */
+/**
+ * A tool result with `isError: true` carrying the code and details of `error`, every name in
+ * them snake_case like the arguments they are about.
+ */
 export function toolError(error: AppError): CallToolResult {
-  const details = {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    ...error.details,
-  };
+  const { message, details: named } = snakeCaseError(error);
+  const details = { code: error.code, message, retryable: error.retryable, ...named };
   // No structuredContent: clients validate it against the tool's output schema, which
   // describes success. The details are JSON on the second line of the text.
   return {
@@ -57,7 +57,7 @@ export function toolError(error: AppError): CallToolResult {
     content: [
       {
         type: 'text',
-        text: `Error ${error.code}: ${error.message}\n${JSON.stringify({ error: details })}`,
+        text: `Error ${error.code}: ${message}\n${JSON.stringify({ error: details })}`,
       },
     ],
   };

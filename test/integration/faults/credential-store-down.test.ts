@@ -183,6 +183,7 @@ function whileDown(setup: {
     assert.equal(body.error, 'temporarily_unavailable');
     assert.equal(body.code, '100102');
     assert.equal(body.retryable, true);
+    assert.equal(body.request_id, 'down-mcp');
     assert.doesNotMatch(text, internals);
     assert.ok(t.logs().includes('"reqId":"down-mcp"'));
   });

@@ -14,7 +14,8 @@ import { seedAccount } from '../../helpers/seed.ts';
 // Issue 16: GraphQL and MCP give the same answer for the same bad input — the catalogue code,
 // the field and `allowed` — never a transport-level schema error for a domain rule. A row is
 // written once, in GraphQL's camelCase, as the one change that spoils a valid input of its
-// kind; the MCP call is derived from it. No row passes an idempotency key: it is optional on
+// kind; the MCP call is derived from it, and so is the MCP answer: the same, with every name
+// snake_case as the tools' arguments are (issue 18). No row passes an idempotency key: it is optional on
 // both edges. Type errors (a string for an Int) stay transport-level on both edges and are not
 // rows.
 
@@ -45,6 +46,11 @@ const resolutions = ['512p', '720p'];
 /** A field the kind does not take is named, with the kind's fields as what is allowed. */
 const imageFields = Object.keys(inputFieldsOf('image'));
 const speechFields = Object.keys(inputFieldsOf('speech'));
+const argumentNames = new Set(
+  (['image', 'video', 'speech', 'avatar'] as const).flatMap((kind) =>
+    Object.keys(inputFieldsOf(kind)),
+  ),
+);
 
 const rows: readonly Row[] = [
   ['format gif', 'image', { format: 'gif' }, '120002', 'format', imageFormats],
@@ -131,6 +137,17 @@ function seen({ code, field, allowed }: Record<string, unknown>): Seen {
   return allowed === undefined ? { code, field } : { code, field, allowed };
 }
 
+/** A GraphQL answer as MCP spells it: `field`, keys and the argument names `allowed` lists. */
+function overMcp({ code, field, allowed }: Seen): Seen {
+  const spell = (value: unknown): unknown => {
+    if (typeof value === 'string') return argumentNames.has(value) ? snakeCase(value) : value;
+    if (Array.isArray(value)) return value.map(spell);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeCase(k), spell(v)]));
+  };
+  return seen({ code, field: snakeCase(String(field)), allowed: spell(allowed) });
+}
+
 /** A tool error's details: JSON on the second line of its text (src/edge/mcp/tool-result.ts). */
 function toolError(result: CallToolResult): Seen {
   const [first] = result.content;
@@ -212,7 +229,11 @@ describeEachBackend('the same bad generation input over GraphQL and MCP (issue 1
         name: 'generate_image',
         arguments: args,
       })) as CallToolResult;
-      assert.deepEqual(toolError(result), { code: '120001', field: 'promt', allowed: imageFields });
+      assert.deepEqual(toolError(result), {
+        code: '120001',
+        field: 'promt',
+        allowed: imageFields.map(snakeCase),
+      });
       assert.equal(await countContents(database, user.accountId), 0, 'nothing created');
     } finally {
       await client.close();
@@ -230,7 +251,7 @@ describeEachBackend('the same bad generation input over GraphQL and MCP (issue 1
       const expected = seen({ code, field, allowed: allowed ?? overGraphql.allowed });
       assert.deepEqual(
         { graphql: overGraphql, mcp: toolError(result) },
-        { graphql: expected, mcp: expected },
+        { graphql: expected, mcp: overMcp(expected) },
       );
       assert.deepEqual(errorCodes(res), [code], 'one error over GraphQL');
       assert.deepEqual(await balances(t.url, user.apiKey), held, 'nothing charged');

@@ -310,7 +310,7 @@ describeEachBackend(
         const res = await client.callTool({ name: 'get_account', arguments: {} });
         const [text] = res.content as { text: string }[];
         const { error } = JSON.parse(text!.text.split('\n')[1]!) as {
-          error: { code: string; requestId: string; message: string };
+          error: { code: string; request_id: string; message: string };
         };
         assert.equal(error.code, '190000');
         assert.doesNotMatch(text!.text, /10\.0\.0\.5|driver/);
@@ -319,7 +319,7 @@ describeEachBackend(
           .split('\n')
           .filter((line) => line.includes('driver internals'));
         assert.equal(logged.length, 1, 'logged once');
-        assert.equal(JSON.parse(logged[0]!).requestId, error.requestId);
+        assert.equal(JSON.parse(logged[0]!).requestId, error.request_id);
       } finally {
         accounts.getProfile = getProfile;
         await client.close();

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { fieldsOfAnyKind } from '../../../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
 import { defined, toolResult } from '../tool-result.ts';
+import { fromSnakeCase } from '../wire-names.ts';
 import { kindArgument, toolShape } from './kind-schema.ts';
 import { openObject, orNull } from './portable-schema.ts';
-import { annotations, fromSnakeCase, type RegisterTool } from './tool.ts';
+import { annotations, type RegisterTool } from './tool.ts';
 
 /** `estimate_cost`: what a generate_* tool would charge, spending nothing; every kind. */
 export const registerEstimateCost: RegisterTool = (server, { actor, services, run }) => {

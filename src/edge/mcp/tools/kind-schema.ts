@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldSpec, FieldTable } from '../../../domain/kinds/fields.ts';
 import { kindNames } from '../../../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
+import { snakeCase } from '../wire-names.ts';
 
 /** A generation kind as a tool argument: one of the kinds there are. */
 export function kindArgument() {
@@ -32,8 +33,4 @@ function argument(spec: FieldSpec): z.ZodType {
   }[spec.type]();
   const described = spec.description === undefined ? type : type.describe(spec.description);
   return spec.required ? described : described.optional();
-}
-
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

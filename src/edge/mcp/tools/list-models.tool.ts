@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
 import { defined, toolResult } from '../tool-result.ts';
+import { snakeCaseKeys } from '../wire-names.ts';
 import { kindArgument } from './kind-schema.ts';
 import { openObject, orNull } from './portable-schema.ts';
 import { annotations, type RegisterTool } from './tool.ts';
@@ -51,7 +52,7 @@ export const registerListModels: RegisterTool = (server, { actor, services, run 
             status: model.status,
             accessible,
             description: model.description,
-            capabilities: model.capabilities,
+            capabilities: snakeCaseKeys(model.capabilities),
             pricing: model.pricing,
           })),
         });

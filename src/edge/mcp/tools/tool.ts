@@ -51,12 +51,3 @@ export const annotations = {
 
 /** Where a listing's next page starts: pass it as `after`. */
 export const nextCursor = orNull(z.string(), 'This is the last page.');
-
-/** snake_case tool arguments → the camelCase input the services share with GraphQL. */
-export function fromSnakeCase(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(args)
-      .filter(([, value]) => value !== undefined)
-      .map(([key, value]) => [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), value]),
-  );
-}
