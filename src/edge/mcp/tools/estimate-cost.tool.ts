@@ -4,8 +4,8 @@ import type { GenerationKind } from '../../../domain/model.ts';
 import { defined, toolResult } from '../tool-result.ts';
 import { fromSnakeCase } from '../wire-names.ts';
 import { kindArgument, toolShape } from './kind-schema.ts';
-import { openObject, orNull } from './portable-schema.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { openObject } from './portable-schema.ts';
+import { annotations, creditCategory, type RegisterTool } from './tool.ts';
 
 /** `estimate_cost`: what a generate_* tool would charge, spending nothing; every kind. */
 export const registerEstimateCost: RegisterTool = (server, { actor, services, run }) => {
@@ -23,7 +23,7 @@ export const registerEstimateCost: RegisterTool = (server, { actor, services, ru
       }),
       outputSchema: {
         credits: z.number(),
-        category: orNull(z.string(), 'Spends the account’s categories in their configured order.'),
+        category: creditCategory,
         affordable: z.boolean(),
       },
       annotations: annotations.read,

@@ -4,7 +4,7 @@ import { defined, toolResult } from '../tool-result.ts';
 import { snakeCaseKeys } from '../wire-names.ts';
 import { kindArgument } from './kind-schema.ts';
 import { openObject, orNull } from './portable-schema.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, creditCategory, type RegisterTool } from './tool.ts';
 
 /** `list_models`: the models, their capabilities and prices. */
 export const registerListModels: RegisterTool = (server, { actor, services, run }) => {
@@ -31,10 +31,7 @@ export const registerListModels: RegisterTool = (server, { actor, services, run 
               unit: z.string(),
               credits: z.number(),
               per: z.number(),
-              category: orNull(
-                z.string(),
-                'Spends the account’s categories in their configured order.',
-              ),
+              category: creditCategory,
             }),
           }),
         ),

@@ -49,5 +49,11 @@ export const annotations = {
   },
 } as const satisfies Record<string, ToolAnnotations>;
 
+/** The one credit category a price draws from (list_models, estimate_cost). */
+export const creditCategory = orNull(
+  z.string(),
+  'Spends the account’s categories in their configured order.',
+);
+
 /** Where a listing's next page starts: pass it as `after`. */
 export const nextCursor = orNull(z.string(), 'This is the last page.');
