@@ -12,6 +12,7 @@ import {
 import type { FastifyBaseLogger } from 'fastify';
 import type { ContentView, MediaView } from '../../services/generation-views.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { snakeCaseError } from './error-spelling.ts';
 import { asAppError } from './tool-result.ts';
 import { generationState } from './tools/generation-result.ts';
 import type { ToolContext } from './tools/tool.ts';
@@ -135,7 +136,7 @@ function inline(media: MediaView): boolean {
  * Runs one resource request. Resources have no tool result to carry a domain error, so it is a
  * JSON-RPC error: Invalid params for what the request named (an unknown or foreign generation
  * alike, a bad URI or cursor: MCP's resource-not-found code), Internal error otherwise, the
- * catalogue code in `data` either way.
+ * catalogue code in `data` either way, and names spelled as the tools' (error-spelling.ts).
  */
 async function answer<T>(
   { log, requestId }: ResourceContext,
@@ -149,7 +150,7 @@ async function answer<T>(
     const named = error.code === ErrorCode.NotFound || error.code === ErrorCode.InvalidInput;
     throw new McpError(
       named ? RpcErrorCode.InvalidParams : RpcErrorCode.InternalError,
-      error.message,
+      snakeCaseError(error).message,
       {
         code: error.code,
         retryable: error.retryable,
