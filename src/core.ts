@@ -310,7 +310,10 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
         readyMedia,
         renderPreview: (voice) => renderVoicePreview(ffmpeg, voice),
       }),
-      mcpConnections: new McpConnectionService({ db, serverUrl: config.oauth.resource }),
+      mcpConnections: new McpConnectionService({
+        db,
+        deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
+      }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
     };

@@ -2,6 +2,11 @@ import type { Actor } from '../domain/actor.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
+import {
+  type McpClientInstruction,
+  type McpDeployment,
+  mcpClientInstructions,
+} from './mcp-client-instructions.ts';
 
 /** A consent of the account for one MCP client (contract `McpConnection`). */
 export interface McpConnectionView {
@@ -15,23 +20,14 @@ export interface McpConnectionView {
   revokedAt: Date | null;
 }
 
-/** How to connect a given MCP client (contract `McpClientInstruction`). */
-export interface McpClientInstruction {
-  clientName: string;
-  serverUrl: string;
-  instructions: string;
-  configSnippet: string | null;
-  docsUrl: string | null;
-}
-
 /** The account's MCP connections (spec §4.1: listed and revoked through GraphQL). */
 export class McpConnectionService {
   readonly #db: Db;
-  readonly #serverUrl: string;
+  readonly #instructions: readonly McpClientInstruction[];
 
-  constructor(deps: { db: Db; serverUrl: string }) {
+  constructor(deps: { db: Db; deployment: McpDeployment }) {
     this.#db = deps.db;
-    this.#serverUrl = deps.serverUrl;
+    this.#instructions = mcpClientInstructions(deps.deployment);
   }
 
   async list(actor: Actor): Promise<McpConnectionView[]> {
@@ -49,56 +45,9 @@ export class McpConnectionService {
     return toView(revoked);
   }
 
-  /** Setup for the common MCP clients, with this server's URL filled in. */
-  instructions(): McpClientInstruction[] {
-    const url = this.#serverUrl;
-    const json = (value: unknown) => JSON.stringify(value, null, 2);
-    return [
-      {
-        clientName: 'Claude Desktop',
-        serverUrl: url,
-        instructions: `1. Open **Settings → Connectors → Add custom connector**.\n2. Name it Atelier and paste \`${url}\`.\n3. Sign in and allow access in the browser window that opens.`,
-        configSnippet: null,
-        docsUrl: 'https://modelcontextprotocol.io/docs/develop/connect-remote-servers',
-      },
-      {
-        clientName: 'Claude Code',
-        serverUrl: url,
-        instructions: `Run the command below, then \`/mcp\` in Claude Code and choose **Authenticate** for atelier.`,
-        configSnippet: `claude mcp add --transport http atelier ${url}`,
-        docsUrl: 'https://docs.claude.com/en/docs/claude-code/mcp',
-      },
-      {
-        clientName: 'ChatGPT',
-        serverUrl: url,
-        instructions: `1. In **Settings → Apps & Connectors → Advanced**, turn on developer mode.\n2. **Create** a connector with the URL \`${url}\` and OAuth authentication.\n3. Sign in and allow access when asked.`,
-        configSnippet: null,
-        docsUrl: 'https://platform.openai.com/docs/guides/developer-mode',
-      },
-      {
-        clientName: 'Cursor',
-        serverUrl: url,
-        instructions:
-          'Add the snippet to `~/.cursor/mcp.json` (or `.cursor/mcp.json` in a project), then sign in when Cursor asks.',
-        configSnippet: json({ mcpServers: { atelier: { url } } }),
-        docsUrl: 'https://docs.cursor.com/context/model-context-protocol',
-      },
-      {
-        clientName: 'VS Code',
-        serverUrl: url,
-        instructions:
-          'Add the snippet to `.vscode/mcp.json` (or run **MCP: Add Server** and choose HTTP), then start the server and sign in.',
-        configSnippet: json({ servers: { atelier: { type: 'http', url } } }),
-        docsUrl: 'https://code.visualstudio.com/docs/copilot/customization/mcp-servers',
-      },
-      {
-        clientName: 'MCP Inspector',
-        serverUrl: url,
-        instructions: `Run the command, choose **Streamable HTTP**, enter \`${url}\`, and in **Authentication** use the client ID \`atelier-local-tools\`; then **Connect**.`,
-        configSnippet: 'npx @modelcontextprotocol/inspector',
-        docsUrl: 'https://modelcontextprotocol.io/docs/tools/inspector',
-      },
-    ];
+  /** Setup for the MCP clients people run, for this deployment (public: no actor). */
+  instructions(): readonly McpClientInstruction[] {
+    return this.#instructions;
   }
 }
 

@@ -17,8 +17,14 @@ export interface MetadataDocumentClients {
   resolve(clientId: string): Promise<OAuthClient>;
 }
 
-/** The callback paths of the MCP Inspector and local tools (the Inspector's, then a plain one). */
-const localToolsCallbackPaths = ['/oauth/callback', '/oauth/callback/debug', '/callback'];
+/** The configured client ID of the MCP Inspector and local tools (`listMcpClientInstructions`). */
+export const localToolsClientId = 'atelier-local-tools';
+
+/**
+ * The callback paths of the MCP Inspector and local tools: the Inspector's and mcp-remote's
+ * `/oauth/callback`, the Inspector's debug one, and Claude Code's `/callback`.
+ */
+export const localToolsCallbackPaths = ['/oauth/callback', '/oauth/callback/debug', '/callback'];
 
 /**
  * Always present: MCP Inspector and local tools, with portless loopback callbacks (any port)
@@ -27,7 +33,7 @@ const localToolsCallbackPaths = ['/oauth/callback', '/oauth/callback/debug', '/c
  */
 export const builtinClients: readonly OauthClientConfig[] = [
   {
-    client_id: 'atelier-local-tools',
+    client_id: localToolsClientId,
     client_name: 'MCP Inspector and local tools',
     redirect_uris: anyPortCallbackHosts.flatMap((host) =>
       localToolsCallbackPaths.map((path) => `http://${host}${path}`),

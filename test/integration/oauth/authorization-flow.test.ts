@@ -170,40 +170,44 @@ describeEachBackend(
       assert.deepEqual(errorCodes(again), ['140004']);
     });
 
-    it('listMcpClientInstructions is public and points every client at this server', async () => {
+    it('listMcpClientInstructions is public and fits this server (local http)', async () => {
       const res = await graphql<{
         listMcpClientInstructions: Array<{
           clientName: string;
           serverUrl: string;
+          available: boolean;
+          clientId: string | null;
+          callbackRule: string;
           configSnippet: string | null;
         }>;
       }>(t.url, {
         query:
-          '{ listMcpClientInstructions { clientName serverUrl instructions configSnippet docsUrl } }',
+          '{ listMcpClientInstructions { clientName serverUrl available clientId callbackRule instructions configSnippet docsUrl } }',
       });
       const byName = new Map(
         res.body.data!.listMcpClientInstructions.map((i) => [i.clientName, i]),
       );
       for (const name of [
-        'Claude Desktop',
         'Claude Code',
-        'ChatGPT',
-        'Cursor',
         'VS Code',
+        'Cursor',
+        'Claude Desktop',
+        'ChatGPT and other web-hosted agents',
         'MCP Inspector',
+        'Any other MCP client (and the MCP SDKs)',
       ]) {
         assert.equal(byName.get(name)?.serverUrl, `${t.url}/mcp`, name);
       }
-      assert.deepEqual(JSON.parse(byName.get('Cursor')!.configSnippet!), {
-        mcpServers: { atelier: { url: `${t.url}/mcp` } },
-      });
+      // This server is plain http on 127.0.0.1: agents on the internet cannot reach it.
+      assert.equal(byName.get('ChatGPT and other web-hosted agents')!.available, false);
+      assert.equal(byName.get('Claude Code')!.clientId, 'atelier-local-tools');
+      assert.equal(
+        byName.get('Claude Code')!.configSnippet,
+        `claude mcp add --transport http --client-id atelier-local-tools atelier ${t.url}/mcp`,
+      );
       assert.deepEqual(JSON.parse(byName.get('VS Code')!.configSnippet!), {
         servers: { atelier: { type: 'http', url: `${t.url}/mcp` } },
       });
-      assert.equal(
-        byName.get('Claude Code')!.configSnippet,
-        `claude mcp add --transport http atelier ${t.url}/mcp`,
-      );
     });
 
     it('a denied consent sends access_denied back, and no code', async () => {

@@ -1,7 +1,5 @@
-import type {
-  McpClientInstruction,
-  McpConnectionView,
-} from '../../../services/mcp-connection.service.ts';
+import type { McpClientInstruction } from '../../../services/mcp-client-instructions.ts';
+import type { McpConnectionView } from '../../../services/mcp-connection.service.ts';
 import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 
@@ -10,6 +8,18 @@ export function addMcpSchema(builder: Builder): void {
     fields: (t) => ({
       clientName: t.exposeString('clientName'),
       serverUrl: t.exposeString('serverUrl', { description: 'The MCP endpoint URL to configure.' }),
+      available: t.exposeBoolean('available', {
+        description:
+          'Whether the client connects to this server as it is configured now; when not, `instructions` says what is missing.',
+      }),
+      clientId: t.exposeString('clientId', {
+        nullable: true,
+        description:
+          'The client ID to configure when the client cannot send a Client ID Metadata Document.',
+      }),
+      callbackRule: t.exposeString('callbackRule', {
+        description: 'The callback (redirect URI) the client uses, and why it is accepted.',
+      }),
       instructions: t.exposeString('instructions', { description: 'Markdown steps.' }),
       configSnippet: t.exposeString('configSnippet', { nullable: true }),
       docsUrl: t.exposeString('docsUrl', { nullable: true }),
@@ -34,7 +44,7 @@ export function addMcpSchema(builder: Builder): void {
       type: [Instruction],
       nullable: true,
       description: 'Setup metadata for MCP clients (public).',
-      resolve: (_root, _args, ctx) => ctx.services.mcpConnections.instructions(),
+      resolve: (_root, _args, ctx) => [...ctx.services.mcpConnections.instructions()],
     }),
     listPersonalMcpConnections: t.field({
       type: [Connection],
