@@ -6,6 +6,7 @@ import { generate } from 'selfsigned';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
+import { graphql } from '../../helpers/graphql.ts';
 import { loopbackCallbackListener, RecordingProvider } from '../../helpers/mcp-sdk-auth.ts';
 import { freePort } from '../../helpers/net.ts';
 import { authorizeInBrowser, TestBrowser } from '../../helpers/oauth-flow.ts';
@@ -90,9 +91,9 @@ describe('the MCP SDK client authorizes against Atelier', () => {
     });
   }
 
-  // Issue 18: the MCP Inspector's callback is on 127.0.0.1 at a port it picks; the built-in
-  // client registers the portless http://127.0.0.1/callback, so any port is accepted.
-  it('as atelier-local-tools with a http://127.0.0.1:<random port>/callback redirect', async (ctx) => {
+  // Issue 18: the generic entry of listMcpClientInstructions tells an SDK client its client ID
+  // and a loopback callback at a port it picks; this runs exactly those documented values.
+  it('with the documented generic setup: the built-in client ID, 127.0.0.1 at a random port', async (ctx) => {
     const { account } = await seedAccount(t.app);
     const email = `sdk-loopback-${account.id}@example.test`;
     await t.app.services.identityProvider!.addUser({
@@ -100,16 +101,22 @@ describe('the MCP SDK client authorizes against Atelier', () => {
       email,
       password: 'an sdk password',
     });
+    const documented = await documentedSetup(t.url);
     // The client's own callback listener, as a desktop client runs it: port chosen by the system.
     const listener = await loopbackCallbackListener();
     ctx.after(listener.close);
-    const { redirectUri } = listener;
-    const provider = new RecordingProvider({ clientId: 'atelier-local-tools' }, redirectUri);
-    const serverUrl = `${t.url}/mcp`;
+    const redirectUri = documented.redirect_uri.replace(
+      '<free port>',
+      new URL(listener.redirectUri).port,
+    );
+    assert.equal(redirectUri, listener.redirectUri, 'the documented callback is where it listens');
+    const serverUrl = documented.server_url;
+    const provider = new RecordingProvider({ clientId: documented.client_id }, redirectUri);
 
     assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
     const started = provider.authorizationUrl!;
     assert.equal(started.searchParams.get('redirect_uri'), redirectUri);
+    assert.equal(started.searchParams.get('scope'), documented.scope);
     const sentBack = await authorizeInBrowser(new TestBrowser(t.url), t.url, started.href, {
       email,
       password: 'an sdk password',
@@ -125,6 +132,22 @@ describe('the MCP SDK client authorizes against Atelier', () => {
 
     const principal = await t.app.oauth.tokens.verify(provider.tokens()!.access_token);
     assert.equal(principal.accountId, account.id);
-    assert.equal(principal.clientId, 'atelier-local-tools');
+    assert.equal(principal.clientId, documented.client_id);
   });
 });
+
+/** The generic entry's snippet, as served: the values an SDK client is told to use. */
+async function documentedSetup(url: string) {
+  const response = await graphql<{
+    listMcpClientInstructions: { clientName: string; configSnippet: string }[];
+  }>(url, { query: '{ listMcpClientInstructions { clientName configSnippet } }' });
+  const generic = response.body.data!.listMcpClientInstructions.find((entry) =>
+    entry.clientName.startsWith('Any other MCP client'),
+  )!;
+  return JSON.parse(generic.configSnippet) as {
+    server_url: string;
+    client_id: string;
+    redirect_uri: string;
+    scope: string;
+  };
+}
