@@ -76,7 +76,7 @@ function vsCode(deployment: McpDeployment): Entry {
         ].join('\n')
       : [
           'Not with this server as configured: VS Code identifies itself with its Client ID Metadata Document on vscode.dev, and `OAUTH_CIMD_HOSTS` does not allow that host.',
-          `VS Code then asks for a client ID, and \`${localToolsClientId}\` does not fit its callback. Ask the operator to add \`vscode.dev\` to \`OAUTH_CIMD_HOSTS\`.`,
+          `Ask the operator to add \`vscode.dev\` to \`OAUTH_CIMD_HOSTS\`. When this server takes no metadata documents at all (\`OAUTH_CIMD_HOSTS\` empty), VS Code asks for a client ID instead: \`${localToolsClientId}\` accepts its \`http://127.0.0.1:<port>/\` callback (not tried with VS Code itself).`,
         ].join('\n'),
     configSnippet: json({ servers: { atelier: { type: 'http', url } } }),
     docsUrl: 'https://code.visualstudio.com/docs/copilot/customization/mcp-servers',

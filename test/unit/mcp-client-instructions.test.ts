@@ -66,6 +66,7 @@ describe('MCP client instructions', () => {
       'http://localhost:6274/oauth/callback', // the web Inspector
       'http://127.0.0.1:6276/oauth/callback', // the Inspector's CLI and TUI
       'http://127.0.0.1:40000/callback', // the generic snippet, any free port
+      'http://127.0.0.1:33418/', // VS Code told a client ID
     ])
       assert.ok(redirectUriMatches(registered.redirect_uris, callback), callback);
   });

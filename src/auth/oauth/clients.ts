@@ -22,9 +22,15 @@ export const localToolsClientId = 'atelier-local-tools';
 
 /**
  * The callback paths of the MCP Inspector and local tools: the Inspector's and mcp-remote's
- * `/oauth/callback`, the Inspector's debug one, and Claude Code's `/callback`.
+ * `/oauth/callback`, the Inspector's debug one, Claude Code's `/callback`, and VS Code's `/`
+ * (when it is told a client ID instead of sending its metadata document).
  */
-export const localToolsCallbackPaths = ['/oauth/callback', '/oauth/callback/debug', '/callback'];
+export const localToolsCallbackPaths = [
+  '/oauth/callback',
+  '/oauth/callback/debug',
+  '/callback',
+  '/',
+];
 
 /**
  * Always present: MCP Inspector and local tools, with portless loopback callbacks (any port)
