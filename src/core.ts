@@ -200,15 +200,17 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
       ? await BuiltinIdentityProvider.open({
           db,
           clock,
-          issuer: identity.issuer,
+          proposedIssuer: identity.issuer,
           audience: identity.audience,
+          publicUrl: config.publicUrl,
         })
       : null;
     const idTokens = new OidcIdTokenAuthenticator({
       db,
       createAccounts: identity.createAccounts,
       verifier: new IdTokenVerifier({
-        issuer: identity.issuer,
+        // The built-in provider's issuer is the data store's, not this process's PUBLIC_URL/idp.
+        issuer: identityProvider?.issuer ?? identity.issuer,
         audience: identity.audience,
         algorithms: identity.algorithms,
         keys:

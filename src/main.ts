@@ -13,6 +13,15 @@ export async function serve(config: Config): Promise<void> {
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
   const app = await buildApp(config);
   try {
+    const idp = app.services.identityProvider;
+    if (idp !== null && idp.issuer !== config.identity.issuer) {
+      // Not refused: tokens, identities and sign-ins all use the recorded issuer and keep working.
+      console.warn(
+        `WARNING: the built-in identity provider keeps this data store's issuer ${idp.issuer}, ` +
+          `not ${config.identity.issuer} (PUBLIC_URL/idp); sign-ins work as before. ` +
+          'See README "The built-in identity provider\'s issuer".',
+      );
+    }
     const firstRun =
       app.database.backend === 'pglite'
         ? await ensureFirstRun({

@@ -5,6 +5,7 @@ import { newId } from '../shared/ids.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
 import { linkIdentity } from '../store/identity.store.ts';
+import { recordIdpIssuer } from '../store/idp-issuer.store.ts';
 import { lookUpCredential } from './credentials-unavailable.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { SigningKeys } from './signing-keys.ts';
@@ -18,6 +19,8 @@ export interface IdpUser {
   readonly id: string;
   readonly accountId: string;
   readonly email: string;
+  /** The issuer the sign-in is linked under: this data store's, whatever `PUBLIC_URL` says. */
+  readonly issuer: string;
 }
 
 const tokenLifetimeSeconds = 3_600; // 1 hour
@@ -27,11 +30,19 @@ const algorithm = 'RS256';
  * The identity provider a fresh install has: local users (email + argon2id password) linked
  * to accounts, issuing 1-hour RS256 ID tokens with its own key, kept in the database so every
  * node signs and verifies alike. Its tokens are verified by the same code as any issuer's.
+ *
+ * Its issuer is recorded in the data store on the first start and kept from then on, whatever
+ * `PUBLIC_URL` a later process has: identities are keyed by (issuer, subject), so an issuer that
+ * followed each process's settings linked a user added from a command line without the
+ * server's `PUBLIC_URL` to an issuer the server never names, and that person's sign-in opened a
+ * new, empty account (issue 18).
  */
 export class BuiltinIdentityProvider {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #keys: SigningKeys;
+  readonly #publicUrl: string;
+  /** This data store's issuer: what tokens carry and what verification expects. */
   readonly issuer: string;
   readonly audience: string;
 
@@ -40,25 +51,33 @@ export class BuiltinIdentityProvider {
     clock: Clock;
     issuer: string;
     audience: string;
+    publicUrl: string;
     keys: SigningKeys;
   }) {
     this.#db = o.db;
     this.#clock = o.clock;
     this.issuer = o.issuer;
     this.audience = o.audience;
+    this.#publicUrl = o.publicUrl;
     this.#keys = o.keys;
   }
 
-  /** Loads the signing keys, creating the first on the very first start. */
+  /**
+   * Loads the signing keys, creating the first on the very first start, and the recorded
+   * issuer, recording `proposedIssuer` (`PUBLIC_URL/idp`) when the data store has none yet.
+   */
   static async open(o: {
     db: Db;
     clock: Clock;
-    issuer: string;
+    proposedIssuer: string;
     audience: string;
+    /** Where this server answers now (`PUBLIC_URL`): its endpoints are published there. */
+    publicUrl: string;
   }): Promise<BuiltinIdentityProvider> {
     // Tokens live an hour; a retired key stays published a day.
     const keys = await SigningKeys.open(o.db, 'idp-signing-keys', 86_400_000, o.clock);
-    return new BuiltinIdentityProvider({ ...o, keys });
+    const issuer = await recordIdpIssuer(o.db, o.proposedIssuer);
+    return new BuiltinIdentityProvider({ ...o, issuer, keys });
   }
 
   /** Keys that verify its tokens (same path as any issuer: jose, issuer, audience, expiry). */
@@ -71,12 +90,20 @@ export class BuiltinIdentityProvider {
     return this.#keys.jwks;
   }
 
-  /** OpenID Provider metadata: enough for any relying party to find the keys. */
+  /**
+   * OpenID Provider metadata: enough for any relying party to find the keys. The issuer is the
+   * recorded one, since tokens carry it; the endpoints are where this server answers now. The
+   * two differ once a deployment has moved (or its store was first opened by a command line
+   * without the server's `PUBLIC_URL`), and the recorded issuer's address may then reach no
+   * server at all: a URL made from it would publish keys nobody can fetch. Atelier verifies its
+   * own tokens with the keys in memory and never discovers this document, so it is unaffected;
+   * a relying party that discovers by issuer needs the two to agree (`serve` warns when not).
+   */
   discovery(): Record<string, unknown> {
     return {
       issuer: this.issuer,
-      jwks_uri: `${this.issuer}/jwks`,
-      sign_in_endpoint: `${this.issuer}/sign-in`,
+      jwks_uri: `${this.#publicUrl}/idp/jwks`,
+      sign_in_endpoint: `${this.#publicUrl}/idp/sign-in`,
       response_types_supported: ['id_token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [algorithm],
@@ -118,7 +145,7 @@ export class BuiltinIdentityProvider {
         email,
       });
     });
-    return { id, accountId: input.accountId, email };
+    return { id, accountId: input.accountId, email, issuer: this.issuer };
   }
 
   /**

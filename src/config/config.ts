@@ -93,11 +93,15 @@ export interface UploadConfig {
 }
 
 /**
- * Without `IDP_ISSUER` the built-in provider (`PUBLIC_URL/idp`) is the identity provider;
- * with it, any OpenID Connect issuer is, and the built-in one is off.
+ * Without `IDP_ISSUER` the built-in provider is the identity provider; with it, any OpenID
+ * Connect issuer is, and the built-in one is off.
  */
 export interface IdentityConfig {
   readonly builtin: boolean;
+  /**
+   * `IDP_ISSUER`; for the built-in provider `PUBLIC_URL/idp`, which only a data store's first
+   * start records: after that the recorded one counts (`BuiltinIdentityProvider.issuer`).
+   */
   readonly issuer: string;
   /** The `aud` an ID token must carry; also the client ID the sign-in page uses. */
   readonly audience: string;

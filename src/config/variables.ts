@@ -205,7 +205,7 @@ export const variables = {
       .string()
       .refine(isHttpUrl, 'expected the issuer URL, e.g. https://accounts.example.com')
       .optional(),
-    shownDefault: '— (built-in: `PUBLIC_URL/idp`)',
+    shownDefault: '— (built-in: `PUBLIC_URL/idp` when the data store was new, then kept)',
     description:
       'an external OpenID Connect issuer whose ID tokens are accepted; turns the built-in provider off',
   },

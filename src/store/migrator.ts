@@ -9,6 +9,7 @@ import * as rateLimits from './migrations/0006-rate-limits.ts';
 import * as runningByAccount from './migrations/0007-running-by-account.ts';
 import * as pendingUploads from './migrations/0008-pending-uploads.ts';
 import * as engineCheckpoints from './migrations/0009-engine-checkpoints.ts';
+import * as idpIssuer from './migrations/0010-idp-issuer.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -21,6 +22,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0007-running-by-account': runningByAccount,
   '0008-pending-uploads': pendingUploads,
   '0009-engine-checkpoints': engineCheckpoints,
+  '0010-idp-issuer': idpIssuer,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -13,6 +13,7 @@ export interface Tables {
   server_secrets: ServerSecretsTable;
   identities: IdentitiesTable;
   idp_users: IdpUsersTable;
+  idp_issuer: IdpIssuerTable;
   browser_sessions: BrowserSessionsTable;
   pending_authorizations: PendingAuthorizationsTable;
   oauth_codes: OauthCodesTable;
@@ -135,6 +136,13 @@ export interface IdentitiesTable {
   email: string | null;
   created_at: CreatedAt;
   last_seen_at: Date | null;
+}
+
+/** At most one row: the built-in identity provider's issuer for this data store. */
+export interface IdpIssuerTable {
+  one_row: Generated<boolean>;
+  issuer: string;
+  recorded_at: CreatedAt;
 }
 
 export interface IdpUsersTable {

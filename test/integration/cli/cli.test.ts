@@ -27,6 +27,7 @@ const allMigrations = [
   '0007-running-by-account',
   '0008-pending-uploads',
   '0009-engine-checkpoints',
+  '0010-idp-issuer',
 ];
 
 describe('bin/atelier on the embedded database', () => {
