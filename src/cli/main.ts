@@ -6,6 +6,7 @@ import { AppError, ErrorCode } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { openDatabase } from '../store/database.ts';
+import { recordedIdpIssuer } from '../store/idp-issuer.store.ts';
 import { migrateToLatest } from '../store/migrator.ts';
 import { parseDuration } from './duration.ts';
 
@@ -86,7 +87,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     } catch (error) {
       // Operator commands answer in JSON, failures too (DESIGN.md rule 6): what failed inside
       // (a database message, a stack) is not the answer; the code is what scripts switch on.
-      if (error instanceof AppError || error instanceof UsageError) throw error;
+      if (error instanceof AppError || error instanceof UsageError || error instanceof ConfigError)
+        throw error;
       throw new AppError(ErrorCode.Internal, 'Internal error: the command did not complete.');
     } finally {
       await core.close();
@@ -104,10 +106,7 @@ const operatorCommands: Record<string, (core: Core, values: Values) => Promise<u
   }),
   'idp user add': async (core, v) => {
     const idp = core.services.identityProvider;
-    if (idp === null)
-      throw new UsageError(
-        'IDP_ISSUER names an external identity provider; its users are managed there.',
-      );
+    if (idp === null) throw await externalIssuerRefusal(core);
     if (!v['password-stdin'])
       throw new UsageError('--password-stdin is required: pipe the password on standard input.');
     return idp.addUser({
@@ -147,6 +146,23 @@ const operatorCommands: Record<string, (core: Core, values: Values) => Promise<u
     });
   },
 };
+
+/**
+ * `idp user add` with `IDP_ISSUER` set: this shell names an external provider, where people are
+ * added, while the data store may belong to a server using the built-in one (a shell left with
+ * another deployment's settings). Refused before anything is written, naming both issuers and
+ * the way out.
+ */
+async function externalIssuerRefusal(core: Core): Promise<ConfigError> {
+  const external = core.config.identity.issuer;
+  const builtin = await recordedIdpIssuer(core.database.db);
+  return new ConfigError([
+    `IDP_ISSUER: ${external} is an external identity provider, so the built-in one is off here and people are added at ${external}.` +
+      (builtin === undefined
+        ? ''
+        : ` This data store's built-in provider has the issuer ${builtin}: if the server runs without IDP_ISSUER, run this command without IDP_ISSUER too.`),
+  ]);
+}
 
 async function readPassword(): Promise<string> {
   const chunks: Buffer[] = [];

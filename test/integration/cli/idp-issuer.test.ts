@@ -81,4 +81,31 @@ describeEachBackend('the built-in identity provider keeps one issuer per data st
       await moved.stop();
     }
   });
+
+  it('idp user add with IDP_ISSUER set refuses, naming both issuers, and writes nothing', async () => {
+    const store = await dataStore(backend);
+    const server = await startServer(store);
+    const issuer = `${server.url}/idp`;
+    assert.equal(await server.stop(), 0);
+    const created = await atelier(['account', 'create', '--alias', 'grace'], store);
+    const account = JSON.parse(created.stdout) as { id: string };
+
+    // A shell that still has the settings of another deployment, one with an external provider.
+    const external = 'https://accounts.example.test';
+    const stray = { ...store, IDP_ISSUER: external, IDP_AUDIENCE: 'atelier-elsewhere' };
+    const refused = await addUser(stray, account.id, 'grace@example.test');
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      'Invalid configuration:\n' +
+        `  - IDP_ISSUER: ${external} is an external identity provider, so the built-in one is off here and people are added at ${external}. ` +
+        `This data store's built-in provider has the issuer ${issuer}: if the server runs without IDP_ISSUER, run this command without IDP_ISSUER too.\n`,
+    );
+
+    // Nothing was written: the email is still free, under the recorded issuer.
+    const added = await addUser(store, account.id, 'grace@example.test');
+    assert.equal(added.code, 0, added.stderr);
+    assert.equal((JSON.parse(added.stdout) as { issuer: string }).issuer, issuer);
+  });
 });
