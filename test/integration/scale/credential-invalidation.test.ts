@@ -105,8 +105,8 @@ describe('credential changes reach every API process [postgres: two api processe
     const password = 'an mcp password';
     const added = await atelier(
       ['idp', 'user', 'add', '--account', account, '--email', email, '--password-stdin'],
-      // The built-in provider's issuer is PUBLIC_URL/idp: the command needs the nodes' one.
-      { ...env, PUBLIC_URL: api1.url },
+      // Without the nodes' PUBLIC_URL: the data store's recorded issuer is the one they use.
+      env,
       `${password}\n`,
     );
     assert.equal(added.code, 0, added.stderr);
