@@ -10,11 +10,12 @@ import {
   ErrorCode as RpcErrorCode,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import { FinishCode } from '../../domain/finish-code.ts';
 import type { ContentView, MediaView } from '../../services/generation-views.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { snakeCaseError } from './error-spelling.ts';
 import { asAppError } from './tool-result.ts';
-import { generationState } from './tools/generation-result.ts';
+import { generationState, taskState } from './tools/generation-result.ts';
 import type { ToolContext } from './tools/tool.ts';
 
 /**
@@ -108,12 +109,8 @@ export function registerGenerationResources(server: Server, context: ResourceCon
 /** A generation as `resources/list` shows it: enough to choose one without reading it. */
 function listed(content: ContentView): Resource {
   const { task } = content;
-  const state =
-    task.status === 'running'
-      ? `running, ${Math.round(task.progress * 100)}%`
-      : task.status === 'queued' || task.finishCode === 0
-        ? task.status
-        : `finished with code ${task.finishCode}, refunded`;
+  const failed = task.status === 'finished' && task.finishCode !== FinishCode.Ok;
+  const state = failed ? `finished with code ${task.finishCode}, refunded` : taskState(task);
   const files = content.media.map((m) => m.mimeType);
   return {
     uri: `${prefix}${content.contentId}`,

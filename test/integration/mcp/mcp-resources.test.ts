@@ -4,6 +4,7 @@ import { after, before, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
@@ -222,7 +223,7 @@ describeEachBackend('/mcp resources: the account’s generations', (backend) => 
         finish_code: number;
         media: { mime_type: string }[];
       }>(done);
-      assert.equal(spoken.finish_code, 0);
+      assert.equal(spoken.finish_code, FinishCode.Ok);
       assert.match(spoken.media[0]!.mime_type, /^audio\//);
 
       // An image over 1 MiB: its link in the JSON, not its bytes.
@@ -239,7 +240,7 @@ describeEachBackend('/mcp resources: the account’s generations', (backend) => 
         finish_code: number;
         media: { download_url: string }[];
       }>(read);
-      assert.equal(noise.finish_code, 0);
+      assert.equal(noise.finish_code, FinishCode.Ok);
       const file = await fetch(noise.media[0]!.download_url);
       assert.ok((await file.arrayBuffer()).byteLength > 1024 * 1024, 'over the limit indeed');
     } finally {

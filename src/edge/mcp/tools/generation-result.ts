@@ -53,6 +53,16 @@ export const inlineImages = z
   .optional()
   .describe('Also return each finished image inline, as a WebP of at most 512 pixels a side');
 
+/**
+ * Where a task stands, in words an agent can repeat: "queued", "running, 42%", "finishing" (the
+ * engine is done, the result is being stored), "finished".
+ */
+export function taskState(task: Pick<TaskView, 'status' | 'progress'>): string {
+  if (task.status !== 'running') return task.status;
+  if (task.progress >= 1) return 'finishing';
+  return `running, ${Math.floor(task.progress * 100)}%`;
+}
+
 /** A task's state in snake_case, as every tool reports it. */
 export function task(view: TaskView) {
   return {

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { TaskView } from '../../../services/generation-views.ts';
 import { defined } from '../tool-result.ts';
-import { generationOutput, generationResult, inlineImages } from './generation-result.ts';
+import {
+  generationOutput,
+  generationResult,
+  inlineImages,
+  taskState,
+} from './generation-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** Bounds one tool call, so a client's request never hangs on a long generation. */
@@ -59,20 +64,13 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
 /**
  * The progress notification a task's new state deserves after one at `lastProgress`, if any.
  * MCP: "the progress value MUST increase with each notification" — the first says where the
- * task stands, then each climb (the runner writes at most four a second). The message says
- * "queued", "running, 42%", "finishing" (the engine is done, the result is being stored) or
- * "finished".
+ * task stands, then each climb (the runner writes at most four a second), saying it in words
+ * (`taskState`).
  */
 export function progressNote(
   task: Pick<TaskView, 'status' | 'progress'>,
   lastProgress: number | undefined,
 ): { progress: number; message: string } | null {
   if (lastProgress !== undefined && task.progress <= lastProgress) return null;
-  const message =
-    task.status !== 'running'
-      ? task.status
-      : task.progress >= 1
-        ? 'finishing'
-        : `running, ${Math.floor(task.progress * 100)}%`;
-  return { progress: task.progress, message };
+  return { progress: task.progress, message: taskState(task) };
 }
