@@ -71,7 +71,7 @@ export interface App extends Core {
  * workers run in-process unless `WORKER_CONCURRENCY=0`.
  */
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
-  const core = await buildCore(config, overrides);
+  const core = await buildCore(config, overrides, 'server');
   const http = Fastify({
     logger: {
       level: config.logLevel,

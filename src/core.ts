@@ -143,7 +143,17 @@ function configuredBackends(models: readonly ModelDefinition[]): string[] {
 }
 
 /** Opens (or adopts) the database, applies migrations and builds every service. */
-export async function buildCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
+/**
+ * What the process is: a server records the built-in identity provider's issuer on a new data
+ * store; a worker or an operator command only reads it (see BuiltinIdentityProvider.open).
+ */
+export type ProcessRole = 'server' | 'worker' | 'command';
+
+export async function buildCore(
+  config: Config,
+  overrides: CoreOverrides = {},
+  role: ProcessRole = 'command',
+): Promise<Core> {
   const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
   const clock = overrides.clock ?? systemClock;
   // Queue gauges read the database at scrape time, once it is open (below).
@@ -203,6 +213,7 @@ export async function buildCore(config: Config, overrides: CoreOverrides = {}): 
           proposedIssuer: identity.issuer,
           audience: identity.audience,
           publicUrl: config.publicUrl,
+          records: role === 'server',
         })
       : null;
     const idTokens = new OidcIdTokenAuthenticator({

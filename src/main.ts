@@ -50,7 +50,7 @@ export async function serve(config: Config): Promise<void> {
 export async function work(config: Config): Promise<void> {
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
   const log = pino({ level: config.logLevel });
-  const core = await buildCore(config);
+  const core = await buildCore(config, {}, 'worker');
   const concurrency = Math.max(1, config.workerConcurrency);
   core.startWorkers(log, concurrency);
   process.stderr.write(

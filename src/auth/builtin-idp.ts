@@ -5,7 +5,11 @@ import { newId } from '../shared/ids.ts';
 import { findAccount } from '../store/account.store.ts';
 import type { Db } from '../store/database.ts';
 import { linkIdentity } from '../store/identity.store.ts';
-import { recordIdpIssuer } from '../store/idp-issuer.store.ts';
+import {
+  linkIdpUsersUnder,
+  recordedIdpIssuer,
+  recordIdpIssuer,
+} from '../store/idp-issuer.store.ts';
 import { lookUpCredential } from './credentials-unavailable.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { SigningKeys } from './signing-keys.ts';
@@ -63,8 +67,12 @@ export class BuiltinIdentityProvider {
   }
 
   /**
-   * Loads the signing keys, creating the first on the very first start, and the recorded
-   * issuer, recording `proposedIssuer` (`PUBLIC_URL/idp`) when the data store has none yet.
+   * Loads the signing keys, creating the first on the very first start, and this data store's
+   * issuer. A server (`records`) records its `proposedIssuer` (`PUBLIC_URL/idp`) when none is
+   * yet, and links every built-in user under the recorded one (see `linkIdpUsersUnder`).
+   * Workers and operator commands only read the record — their `PUBLIC_URL` is often not the
+   * deployment's — and use `proposedIssuer` while there is none; the first server's start then
+   * links the users they added under its own.
    */
   static async open(o: {
     db: Db;
@@ -73,10 +81,18 @@ export class BuiltinIdentityProvider {
     audience: string;
     /** Where this server answers now (`PUBLIC_URL`): its endpoints are published there. */
     publicUrl: string;
+    /** Whether this process is a server, which records the issuer. */
+    records: boolean;
   }): Promise<BuiltinIdentityProvider> {
     // Tokens live an hour; a retired key stays published a day.
     const keys = await SigningKeys.open(o.db, 'idp-signing-keys', 86_400_000, o.clock);
-    const issuer = await recordIdpIssuer(o.db, o.proposedIssuer);
+    let issuer: string;
+    if (o.records) {
+      issuer = await recordIdpIssuer(o.db, o.proposedIssuer);
+      await linkIdpUsersUnder(o.db, issuer);
+    } else {
+      issuer = (await recordedIdpIssuer(o.db)) ?? o.proposedIssuer;
+    }
     return new BuiltinIdentityProvider({ ...o, issuer, keys });
   }
 

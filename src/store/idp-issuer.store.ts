@@ -8,29 +8,37 @@ export async function recordedIdpIssuer(q: Queryable): Promise<string | undefine
 }
 
 /**
- * The built-in identity provider's issuer for this data store, recorded on first use: the
- * first writer wins and everyone reads the stored value, so processes starting together agree.
- * A data store from before the record keeps the issuer its users' identities already carry
- * (the one most of them use), so an upgrade changes no existing sign-in; a new one takes
- * `proposed`.
+ * The built-in identity provider's issuer for this data store, recorded by the first server to
+ * start: the first writer wins and everyone reads the stored value, so servers starting
+ * together agree. A data store from before the record gets the server's own `proposed`
+ * issuer, the one it signed and verified with until now.
  */
 export async function recordIdpIssuer(q: Queryable, proposed: string): Promise<string> {
-  const recorded = await recordedIdpIssuer(q);
-  if (recorded !== undefined) return recorded;
-  const inUse = await q
-    .selectFrom('identities')
-    .innerJoin('idp_users', 'idp_users.id', 'identities.subject')
-    .select('identities.issuer')
-    .groupBy('identities.issuer')
-    .orderBy(sql`count(*)`, 'desc')
-    .orderBy(sql`max(coalesce(identities.last_seen_at, identities.created_at))`, 'desc')
-    .limit(1)
-    .executeTakeFirst();
   await q
     .insertInto('idp_issuer')
-    .values({ issuer: inUse?.issuer ?? proposed })
+    .values({ issuer: proposed })
     .onConflict((oc) => oc.column('one_row').doNothing())
     .execute();
   const row = await q.selectFrom('idp_issuer').select('issuer').executeTakeFirstOrThrow();
   return row.issuer;
+}
+
+/**
+ * Links every built-in user under `issuer` to the account their sign-in belongs to, where no
+ * link under it exists yet: users a command line added under another issuer (before the
+ * record, or before any server started) then sign in to their own account, not to a new,
+ * empty one. A link that exists is never moved. Returns how many were added.
+ */
+export async function linkIdpUsersUnder(q: Queryable, issuer: string): Promise<number> {
+  const result = await q
+    .insertInto('identities')
+    .columns(['issuer', 'subject', 'account_id', 'email'])
+    .expression(
+      q
+        .selectFrom('idp_users')
+        .select([sql<string>`cast(${issuer} as text)`.as('issuer'), 'id', 'account_id', 'email']),
+    )
+    .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
