@@ -28,3 +28,30 @@ export function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/**
+ * Chromium plays the person at the authorization URL an MCP client printed: signs in with the
+ * built-in identity provider, allows on the consent page, and waits until the browser reaches
+ * the client's callback. Returns the client name the consent page showed.
+ */
+export async function signInAndAllow(
+  browser: Browser,
+  authorizeUrl: string,
+  who: { email: string; password: string },
+): Promise<string | null> {
+  const callback = new URL(new URL(authorizeUrl).searchParams.get('redirect_uri') ?? '');
+  const page = await browser.newPage();
+  try {
+    await page.goto(authorizeUrl);
+    await page.fill('input[name=email]', who.email);
+    await page.fill('input[name=password]', who.password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=consent]:not([hidden])');
+    const clientName = await page.textContent('#client-name');
+    await page.click('#approve');
+    await page.waitForURL((url) => url.origin === callback.origin);
+    return clientName;
+  } finally {
+    await page.close();
+  }
+}

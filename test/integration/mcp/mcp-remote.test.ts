@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +15,11 @@ import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { mcpRemoteVersion } from '../../../src/services/mcp-client-instructions.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
+import { launchChromium, signInAndAllow, withoutBrowser } from '../../helpers/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { fakeModel } from '../../helpers/generation.ts';
 import { graphql } from '../../helpers/graphql.ts';
+import { lines } from '../../helpers/lines.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // Issue 18: Claude Desktop and Cursor reach a remote server through mcp-remote (from npm). This
@@ -44,30 +44,6 @@ async function servedDesktopEntry(url: string) {
     mcpServers: { atelier: { command: string; args: string[] } };
   };
   return { clientId: entry.clientId, ...config.mcpServers.atelier };
-}
-
-/** Every line a stream writes, and a wait for the first line that matches. */
-function lines(stream: Readable) {
-  const seen: string[] = [];
-  const waiting = new Set<() => void>();
-  createInterface({ input: stream }).on('line', (line) => {
-    seen.push(line);
-    for (const wake of waiting) wake();
-  });
-  return {
-    seen,
-    first: (pattern: RegExp) =>
-      new Promise<string>((resolve) => {
-        const look = () => {
-          const found = seen.find((line) => pattern.test(line));
-          if (found === undefined) return;
-          waiting.delete(look);
-          resolve(found);
-        };
-        waiting.add(look);
-        look();
-      }),
-  };
 }
 
 describe('mcp-remote, as Claude Desktop and Cursor run it (issue 18)', {
@@ -138,19 +114,10 @@ describe('mcp-remote, as Claude Desktop and Cursor run it (issue 18)', {
       const callback = new URL(asked.searchParams.get('redirect_uri')!);
       assert.equal(`${callback.protocol}//${callback.hostname}`, 'http://localhost');
 
-      const page = await browser.newPage();
-      try {
-        await page.goto(authorizeUrl);
-        await page.fill('input[name=email]', who.email);
-        await page.fill('input[name=password]', who.password);
-        await page.click('button[type=submit]');
-        await page.waitForSelector('[data-testid=consent]:not([hidden])');
-        assert.equal(await page.textContent('#client-name'), 'MCP Inspector and local tools');
-        await page.click('#approve');
-        await page.waitForURL((url) => url.origin === callback.origin);
-      } finally {
-        await page.close();
-      }
+      assert.equal(
+        await signInAndAllow(browser, authorizeUrl, who),
+        'MCP Inspector and local tools',
+      );
       await connected;
 
       const { tools } = await client.listTools();
