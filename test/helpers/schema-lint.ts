@@ -12,6 +12,9 @@
  * It is a portability lint, not a validator: each finding is legal JSON Schema that some MCP
  * client rejects or degrades. (The Inspector also keeps quiet on remote refs in a document that
  * declares an `$id`; Atelier's schemas declare none.)
+ * test/integration/mcp/mcp-inspector.test.ts runs the Inspector itself with `--strict`, when
+ * Chromium is there. This copy stays: tool-schemas.test.ts checks with it on both database
+ * backends, without a browser or the Inspector package, and its findings name rule and pointer.
  */
 
 export interface SchemaFinding {
