@@ -7,6 +7,12 @@ import { anyPortCallbackHosts, isLoopbackHostname } from '../shared/loopback.ts'
  */
 export const mcpRemoteVersion = '0.15.1';
 
+/**
+ * The MCP Inspector release the instructions pin, so a person runs the CLI that was tested
+ * (test/integration/mcp/mcp-inspector.test.ts; package.json pins the same one).
+ */
+export const inspectorVersion = '2.12.0';
+
 /** What decides which clients can connect: the MCP URL and the metadata-document policy. */
 export interface McpDeployment {
   /** `PUBLIC_URL/mcp`. */
@@ -158,15 +164,18 @@ function webAgents(deployment: McpDeployment): Entry {
 /** The MCP Inspector: its CLI from a terminal, or its web UI, with the built-in client ID. */
 function inspector(deployment: McpDeployment): Entry {
   const url = deployment.serverUrl;
+  const npx = `npx @modelcontextprotocol/inspector@${inspectorVersion}`;
   return {
     clientName: 'MCP Inspector',
     available: true,
     clientId: localToolsClientId,
-    callbackRule: `The web Inspector returns to \`http://localhost:6274/oauth/callback\`, its CLI and TUI to \`http://127.0.0.1:6276/oauth/callback\`: \`${localToolsClientId}\` accepts both.`,
+    callbackRule: `The CLI (and TUI) waits on \`http://127.0.0.1:6276/oauth/callback\`; the web Inspector returns to its own address, \`http://127.0.0.1:6274/oauth/callback\` by default: \`${localToolsClientId}\` accepts both, on any port.`,
     instructions: [
-      `The command lists the tools from a terminal: it opens the browser to sign in and allow, then prints the list. In the web Inspector (\`npx @modelcontextprotocol/inspector\`), add a **Streamable HTTP** server with the URL and \`${localToolsClientId}\` as the OAuth client ID, then **Connect**.`,
+      'The command opens the browser to sign in and allow, then prints the tools as JSON; add `--strict` to see its schema check in full. Later runs use the stored token until it expires (7 days): the Inspector keeps it in the OS keychain, else in `~/.mcp-inspector/secrets.json` (`MCP_INSPECTOR_SECRET_STORE` chooses). Without a terminal (a script, CI) the CLI starts a sign-in only with `MCP_AUTO_OPEN_ENABLED=true`, and prints the address to open on stderr.',
+      '',
+      `In the web Inspector (\`${npx}\`), add a **Streamable HTTP** server with the URL and \`${localToolsClientId}\` as the OAuth client ID, then **Connect**.`,
     ].join('\n'),
-    configSnippet: `npx @modelcontextprotocol/inspector --cli ${url} --transport http --client-id ${localToolsClientId} --method tools/list`,
+    configSnippet: `${npx} --cli ${url} --transport http --client-id ${localToolsClientId} --method tools/list`,
     docsUrl: 'https://modelcontextprotocol.io/docs/tools/inspector',
   };
 }

@@ -63,7 +63,8 @@ describe('MCP client instructions', () => {
     for (const callback of [
       'http://localhost:53123/callback', // Claude Code, a free port
       'http://localhost:21337/oauth/callback', // mcp-remote, its port from the server URL
-      'http://localhost:6274/oauth/callback', // the web Inspector
+      'http://127.0.0.1:6274/oauth/callback', // the web Inspector at its default address
+      'http://localhost:6274/oauth/callback', // the web Inspector opened as localhost
       'http://127.0.0.1:6276/oauth/callback', // the Inspector's CLI and TUI
       'http://127.0.0.1:40000/callback', // the generic snippet, any free port
       'http://127.0.0.1:33418/', // VS Code told a client ID
@@ -85,6 +86,13 @@ describe('MCP client instructions', () => {
         ],
       });
     }
+  });
+
+  it('the MCP Inspector runs pinned, with the built-in client ID, and lists the tools', () => {
+    assert.equal(
+      named(local, 'MCP Inspector').configSnippet,
+      'npx @modelcontextprotocol/inspector@2.12.0 --cli http://localhost:8080/mcp --transport http --client-id atelier-local-tools --method tools/list',
+    );
   });
 
   it('web-hosted agents: not on a local http server, and the entry says what to change', () => {

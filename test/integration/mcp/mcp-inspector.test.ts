@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
+import { inspectorVersion } from '../../../src/services/mcp-client-instructions.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, signInAndAllow, withoutBrowser } from '../../helpers/browser.ts';
@@ -152,6 +153,17 @@ describe('the MCP Inspector CLI, as its instructions say to run it (issue 18)', 
   /** The tool names in what the CLI printed for `tools/list`. */
   const printedTools = (stdout: string) =>
     (JSON.parse(stdout) as { tools: { name: string }[] }).tools.map((tool) => tool.name).sort();
+
+  it('pins the Inspector that package.json installs, with the built-in client ID', async () => {
+    const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    assert.equal(manifest.devDependencies['@modelcontextprotocol/inspector'], inspectorVersion);
+    assert.equal(
+      await servedInspectorCommand(t.url),
+      `npx @modelcontextprotocol/inspector@${inspectorVersion} --cli ${t.url}/mcp --transport http --client-id atelier-local-tools --method tools/list`,
+    );
+  });
 
   it('signs in through the browser, then prints every tool; the schema check finds nothing', async () => {
     await withInspector([], async ({ stderr, finished }) => {
