@@ -1,5 +1,6 @@
 import { localToolsCallbackPaths, localToolsClientId } from '../auth/oauth/clients.ts';
-import { anyPortCallbackHosts, isLoopbackHostname } from '../shared/loopback.ts';
+import { anyPortCallbackHosts } from '../shared/loopback.ts';
+import { isPublicHostname } from '../shared/public-address.ts';
 
 /**
  * The `mcp-remote` release the instructions pin, so a desktop app runs the version that was
@@ -131,7 +132,8 @@ function claudeDesktop(deployment: McpDeployment): Entry {
 function webAgents(deployment: McpDeployment): Entry {
   const url = deployment.serverUrl;
   const { protocol, hostname } = new URL(url);
-  const publicHttps = protocol === 'https:' && !isLoopbackHostname(hostname);
+  // A private address or a local name (192.168.1.20, atelier.local) is out of their reach too.
+  const publicHttps = protocol === 'https:' && isPublicHostname(hostname);
   const hosts = documentHosts(deployment);
   const steps = [
     '1. In ChatGPT, open **Settings → Apps & Connectors → Advanced settings** and turn on developer mode.',

@@ -109,12 +109,11 @@ describe('MCP client instructions', () => {
     assert.match(there.instructions, /from any public host/);
   });
 
-  it('an https URL on a loopback host is not public', () => {
-    const entries = mcpClientInstructions({
-      serverUrl: 'https://localhost:8443/mcp',
-      cimdHosts: '*',
-    });
-    assert.equal(named(entries, 'ChatGPT and other web-hosted agents').available, false);
+  it('an https URL on a loopback, private or local host is not public', () => {
+    for (const host of ['localhost:8443', '192.168.1.20', 'atelier.local', '[fd00::1]']) {
+      const entries = mcpClientInstructions({ serverUrl: `https://${host}/mcp`, cimdHosts: '*' });
+      assert.equal(named(entries, 'ChatGPT and other web-hosted agents').available, false, host);
+    }
   });
 
   it('follow OAUTH_CIMD_HOSTS: VS Code needs vscode.dev, web agents need some host', () => {
