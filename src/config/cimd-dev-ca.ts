@@ -56,10 +56,18 @@ export function readCimdDevCa(values: Values, cwd: string, problems: string[]): 
   } catch (error) {
     return problem(`cannot read ${file}: ${(error as Error).message}`);
   }
+  let certificate: X509Certificate;
   try {
-    new X509Certificate(pem);
+    certificate = new X509Certificate(pem);
   } catch {
     return problem(`${file} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  // A server's own certificate here (mkcert's localhost.pem for its rootCA.pem) would fail only
+  // later, at each fetch, with a TLS error.
+  if (!certificate.ca) {
+    return problem(
+      `${file} is not a CA certificate (basicConstraints CA:TRUE): give the CA that issued the document server's certificate (mkcert: rootCA.pem in \`mkcert -CAROOT\`)`,
+    );
   }
   return { path: file, pem };
 }

@@ -160,6 +160,8 @@ describe('configuration', () => {
 
       const notPem = path.join(path.dirname(ca.caFile), 'not-a-cert.pem');
       writeFileSync(notPem, 'hello');
+      const serverCert = path.join(path.dirname(ca.caFile), 'server.pem');
+      writeFileSync(serverCert, ca.server.cert);
       for (const [env, reason] of [
         [
           { OAUTH_CIMD_DEV_CA: ca.caFile, NODE_ENV: 'production' },
@@ -172,6 +174,10 @@ describe('configuration', () => {
         [
           { OAUTH_CIMD_DEV_CA: notPem },
           /OAUTH_CIMD_DEV_CA: .*not-a-cert\.pem is not a PEM certificate/,
+        ],
+        [
+          { OAUTH_CIMD_DEV_CA: serverCert },
+          /OAUTH_CIMD_DEV_CA: .*server\.pem is not a CA certificate/,
         ],
         [
           { OAUTH_CIMD_DEV_CA: ca.caFile, OAUTH_CIMD_HOSTS: '' },
