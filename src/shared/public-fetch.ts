@@ -33,7 +33,7 @@ export interface PublicFetchOptions extends AddressCheckOptions {
   readonly accept?: string;
   /** Aborts the exchange (with the signal's reason). */
   readonly signal?: AbortSignal;
-  /** Tests only: trust this CA. */
+  /** Trust this CA alone: a test's, or the CIMD development switch's (OAUTH_CIMD_DEV_CA). */
   readonly ca?: string;
   /**
    * Skips the address check: only for a host the operator configured (a provider's own

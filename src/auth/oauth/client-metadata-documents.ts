@@ -67,7 +67,16 @@ export class ClientMetadataDocuments {
     // This computer's documents trust the development CA alone, not the system's or a test's.
     const options = loopback ? { ...this.#o, ca: this.#o.loopbackCa, loopback } : this.#o;
     const { body, cacheMs } = await fetchMetadataDocument(url, options).catch((error: unknown) => {
-      throw refused(`cannot be fetched (${(error as Error).message})`);
+      const { message } = error as Error;
+      // On this computer, what went wrong before an answer (refused, TLS, timed out) is said one
+      // way: the socket's own words would tell whoever opens /oauth/authorize which local ports
+      // are open. What the development CA's server answered (a status, a size) is said.
+      const answered = /^(HTTP \d|larger than)/.test(message);
+      throw refused(
+        loopback && !answered
+          ? 'cannot be fetched from this computer (no https server there answered with a certificate from OAUTH_CIMD_DEV_CA)'
+          : `cannot be fetched (${message})`,
+      );
     });
     const client = parseDocument(clientId, body);
     // Cached before the in-flight entry goes: a request arriving in between finds one or the other.
