@@ -28,7 +28,7 @@ declare module 'fastify' {
       api(
         area: string,
         key: (request: FastifyRequest) => string | null,
-        shape?: 'graphql',
+        shape?: RefusalShape,
         weight?: (request: FastifyRequest) => number,
       ): RateLimitHook;
       /**
@@ -94,7 +94,7 @@ async function limitsPlugin(
     windowMs: number,
     key: (request: FastifyRequest) => string,
     per: string,
-    shape?: 'graphql',
+    shape?: RefusalShape,
     weight?: (request: FastifyRequest) => number,
   ): RateLimitHook => {
     if (max === 0) return async () => {};
@@ -152,18 +152,35 @@ export function describeLimit(reply: FastifyReply, state: LimitState): void {
     .header('ratelimit-reset', state.resetSeconds);
 }
 
-/** A 429 with `Retry-After` and code 150029 naming `limit` (GraphQL-shaped on /graphql). */
+/**
+ * How a refusal is written: as any HTTP route's error, as a GraphQL response (/graphql), or as
+ * /mcp answers before MCP begins (OAuth-style `error` and `error_description`, snake_case like
+ * everything an agent reads there).
+ */
+export type RefusalShape = 'graphql' | 'mcp';
+
+/** A 429 with `Retry-After` and code 150029 naming `limit`, in the route's `shape`. */
 export function sendRateLimited(
   request: FastifyRequest,
   reply: FastifyReply,
   resetSeconds: number,
   limit: string,
-  shape?: 'graphql',
+  shape?: RefusalShape,
 ): FastifyReply {
   const retryAfterSeconds = Math.max(1, resetSeconds);
   const message = `Rate limited (${limit}); retry in ${retryAfterSeconds} s.`;
   const error = new AppError(ErrorCode.RateLimited, message, { retryAfterSeconds });
   reply.header('retry-after', retryAfterSeconds).header('cache-control', 'no-store');
+  if (shape === 'mcp') {
+    return reply.code(httpStatusOf[error.code]).send({
+      error: 'rate_limited',
+      error_description: message,
+      code: error.code,
+      retryable: true,
+      retry_after_seconds: retryAfterSeconds,
+      request_id: request.id,
+    });
+  }
   if (shape !== 'graphql') return sendAppError(request, reply, error);
   const extensions = {
     code: error.code,

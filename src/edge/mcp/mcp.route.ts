@@ -130,10 +130,14 @@ export async function mcpRoutes(
   };
 
   // Per token (a bogus one is refused by its signature before any database work), else per IP.
-  const limit = app.limits.api('mcp', (request) => {
-    const bearer = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-    return bearer === undefined ? null : tokenKey(bearer);
-  });
+  const limit = app.limits.api(
+    'mcp',
+    (request) => {
+      const bearer = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+      return bearer === undefined ? null : tokenKey(bearer);
+    },
+    'mcp',
+  );
 
   app.post('/mcp', { onRequest: [cors, limit] }, async (request, reply) => {
     const actor = await authenticate(request, reply);

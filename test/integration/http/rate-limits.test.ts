@@ -22,12 +22,25 @@ const profile = '{ getUserByPrivateId { alias } }';
 function assertRefused(
   res: { status: number; headers: Headers },
   body: unknown,
-  shape: 'graphql' | 'http',
+  shape: 'graphql' | 'http' | 'mcp',
 ) {
   assert.equal(res.status, 429);
   const retryAfter = Number(res.headers.get('retry-after'));
   assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
   assert.equal(res.headers.get('ratelimit-remaining'), '0');
+  if (shape === 'mcp') {
+    // Before MCP begins, /mcp answers as OAuth does, every name snake_case (issue 18).
+    const error = body as Record<string, unknown>;
+    assert.equal(error.error, 'rate_limited');
+    assert.equal(error.code, '150029');
+    assert.equal(error.retry_after_seconds, retryAfter);
+    assert.equal(typeof error.request_id, 'string');
+    assert.deepEqual(
+      Object.keys(error).filter((key) => /[A-Z]/.test(key)),
+      [],
+    );
+    return;
+  }
   const error =
     shape === 'graphql'
       ? (body as { errors: Array<{ extensions: Record<string, unknown> }> }).errors[0]!.extensions
@@ -100,7 +113,7 @@ describeEachBackend('rate limits on one node', (backend) => {
       );
     for (let i = 0; i < 3; i++) assert.equal((await mcp('token-one')).status, 401);
     const res = await mcp('token-one');
-    assertRefused(res, await res.json(), 'http');
+    assertRefused(res, await res.json(), 'mcp');
     assert.equal((await mcp('token-two')).status, 401, 'another token is counted apart');
   });
 
