@@ -85,7 +85,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     try {
       printJson(await run(core, values));
     } catch (error) {
-      // Operator commands answer in JSON, failures too (DESIGN.md rule 6): what failed inside
+      // Operator commands answer in JSON, failures too (DESIGN.md rule 6; settings a command
+      // cannot run with are refused as text, like any configuration problem): what failed inside
       // (a database message, a stack) is not the answer; the code is what scripts switch on.
       if (error instanceof AppError || error instanceof UsageError || error instanceof ConfigError)
         throw error;

@@ -132,7 +132,8 @@ function inline(media: MediaView): boolean {
 /**
  * Runs one resource request. Resources have no tool result to carry a domain error, so it is a
  * JSON-RPC error: Invalid params for what the request named (an unknown or foreign generation
- * alike, a bad URI or cursor: MCP's resource-not-found code), Internal error otherwise, the
+ * alike, a bad URI or cursor: -32602 as the SDK answers an unknown resource and SEP-2164 settles,
+ * where the 2025-11-25 text still suggests -32002), Internal error otherwise, the
  * catalogue code in `data` either way, and names spelled as the tools' (error-spelling.ts).
  */
 async function answer<T>(
