@@ -36,6 +36,7 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   ws: { script: 'ws/ws.bench.ts', quick: ['--connections', '100'] },
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
   mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '2'] },
+  start: { script: 'start/start.bench.ts', quick: ['--runs', '1'] },
   'rate-limits': {
     script: 'rate-limits/rate-limits.bench.ts',
     quick: ['--duration', '2', '--hits', '2000'],
