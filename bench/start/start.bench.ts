@@ -1,8 +1,9 @@
 // Start and footprint: how long `npm start` (`bin/atelier serve`) takes until `/readyz`
 // answers 200 — on a new data directory (the first start: the embedded database created,
 // migrated, the first account made) and again on the same one (a restart) — and the resident
-// memory of the idle server after each, against a floor measured in the same run: bare Fastify
-// opening PGlite on its own data directory (servers/floor.server.ts). Prints medians.
+// memory of the idle server after each (and its peak), against a floor measured in the same
+// run: bare Fastify opening PGlite on its own data directory (servers/floor.server.ts), with
+// PGlite's and V8's defaults. Prints medians.
 //
 //   node bench/start/start.bench.ts [--runs 3]
 //
@@ -33,7 +34,9 @@ const targets = {
 
 interface Sample {
   readyMs: number;
+  /** Resident memory when idle, and its peak since the process began (VmHWM). */
   rssMiB: number;
+  peakMiB: number;
 }
 
 /** One start of `target` on `dataDir`: time until `/readyz` is 200, then the idle RSS. */
@@ -65,7 +68,7 @@ async function startOnce(target: keyof typeof targets, dataDir: string): Promise
     await Promise.race([untilReady(url), exited]);
     const readyMs = performance.now() - began;
     await new Promise((resolve) => setTimeout(resolve, settleMs));
-    return { readyMs, rssMiB: residentMiB(child.pid!) };
+    return { readyMs, ...residentMiB(child.pid!) };
   } finally {
     await stop(child);
   }
@@ -83,11 +86,12 @@ async function untilReady(url: string): Promise<void> {
   }
 }
 
-function residentMiB(pid: number): number {
-  const status = `/proc/${pid}/status`;
-  if (!existsSync(status)) throw new Error('reading a process’s memory needs Linux /proc');
-  const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(status, 'utf8'))?.[1]);
-  return kib / 1024;
+function residentMiB(pid: number): { rssMiB: number; peakMiB: number } {
+  const file = `/proc/${pid}/status`;
+  if (!existsSync(file)) throw new Error('reading a process’s memory needs Linux /proc');
+  const status = readFileSync(file, 'utf8');
+  const mib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  return { rssMiB: mib('VmRSS'), peakMiB: mib('VmHWM') };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -127,6 +131,8 @@ async function measure(target: keyof typeof targets) {
     firstRss: of(first, 'rssMiB'),
     againMs: of(again, 'readyMs'),
     againRss: of(again, 'rssMiB'),
+    firstPeak: of(first, 'peakMiB'),
+    againPeak: of(again, 'peakMiB'),
   };
 }
 
@@ -139,6 +145,8 @@ const rows: BenchRow[] = [
   ['restart, ready', atelier.againMs, floor.againMs, 'ms'],
   ['idle RSS after the first start', atelier.firstRss, floor.firstRss, 'MiB'],
   ['idle RSS after a restart', atelier.againRss, floor.againRss, 'MiB'],
+  ['peak RSS, first start', atelier.firstPeak, floor.firstPeak, 'MiB'],
+  ['peak RSS, restart', atelier.againPeak, floor.againPeak, 'MiB'],
 ].map(([measure, a, b, unit]) => ({
   bench: 'start',
   measure: measure as string,
