@@ -2,10 +2,13 @@
 // DATABASE_URL selects PostgreSQL; otherwise an in-memory PGlite.
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
+import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
 import { openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 
 // Rate limits are off unless the caller sets them (bench/rate-limits measures them).
+
+keepWebAssemblyOnBaseline(); // as `bin/atelier serve` runs
 const config = loadConfig({
   env: { RATE_LIMIT_PER_WINDOW: '0', ...process.env, LOG_LEVEL: 'silent' },
   cwd: process.cwd(),

@@ -7,7 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { buildApp } from '../../../src/app.ts';
 import { csrfParameterName } from '../../../src/auth/oauth/authorization-flow.ts';
 import { loadConfig } from '../../../src/config/config.ts';
+import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
 
+keepWebAssemblyOnBaseline(); // as `bin/atelier serve` runs
 const config = loadConfig({
   env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
   cwd: process.cwd(),

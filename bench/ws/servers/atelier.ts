@@ -2,10 +2,12 @@
 // {url, apiKey, pid}. A POST to /bench/trigger is not needed: the client submits a generation.
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
+import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
 import { openDatabase } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrator.ts';
 import { noopModels } from '../../noop-model.ts';
 
+keepWebAssemblyOnBaseline(); // as `bin/atelier serve` runs
 const config = loadConfig({
   env: {
     ...process.env,
