@@ -68,9 +68,17 @@ interface Result {
   name: string;
   idleMiB: number;
   heldMiB: number;
+  /** RSS growth per subscription, from half of them held to all of them. */
+  perSubscriptionKiB: number;
   fanOutMs: number;
 }
 
+/**
+ * Memory per subscription is the slope between half of the subscriptions held and all of them,
+ * not the growth from idle: a server's idle RSS still holds what its start freed (an in-memory
+ * PGlite's initdb instance) until the allocator gives it back, at no fixed time, which made the
+ * growth from idle come out negative in some runs.
+ */
 async function measure(
   name: string,
   server: Started,
@@ -79,15 +87,6 @@ async function measure(
 ): Promise<Result> {
   const idleMiB = rssMiB(server.pid);
   const clients: Client[] = [];
-  for (let i = 0; i < connections; i += 100) {
-    clients.push(
-      ...(await Promise.all(
-        Array.from({ length: Math.min(100, connections - i) }, () =>
-          connect(server.url, server.apiKey),
-        ),
-      )),
-    );
-  }
   let seen = 0;
   let allSeen!: () => void;
   const everyone = new Promise<void>((resolve) => {
@@ -95,31 +94,49 @@ async function measure(
   });
   const started = new Set<number>();
   let subscribed = 0;
-  for (const client of clients) {
-    for (let j = 0; j < perConnection; j++) {
-      const id = subscribed++;
-      client.subscribe(
-        { query },
-        {
-          next: () => {
-            if (started.has(id)) return;
-            started.add(id);
-            if (++seen === total) allSeen();
-          },
-          error: () => {},
-          complete: () => {},
-        },
+  /** Opens `count` connections, 100 at a time, each with its subscriptions; then lets them land. */
+  const hold = async (count: number) => {
+    const opened: Client[] = [];
+    for (let i = 0; i < count; i += 100) {
+      opened.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(100, count - i) }, () =>
+            connect(server.url, server.apiKey),
+          ),
+        )),
       );
     }
-  }
-  await new Promise((resolve) => setTimeout(resolve, 3_000)); // let every subscribe land
-  const heldMiB = rssMiB(server.pid);
+    for (const client of opened) {
+      for (let j = 0; j < perConnection; j++) {
+        const id = subscribed++;
+        client.subscribe(
+          { query },
+          {
+            next: () => {
+              if (started.has(id)) return;
+              started.add(id);
+              if (++seen === total) allSeen();
+            },
+            error: () => {},
+            complete: () => {},
+          },
+        );
+      }
+    }
+    clients.push(...opened);
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // let every subscribe land
+    return rssMiB(server.pid);
+  };
+  const half = Math.floor(connections / 2);
+  const halfMiB = await hold(half);
+  const heldMiB = await hold(connections - half);
+  const perSubscriptionKiB = ((heldMiB - halfMiB) * 1024) / ((connections - half) * perConnection);
   const t0 = performance.now();
   await trigger();
   await everyone;
   const fanOutMs = performance.now() - t0;
   await Promise.all(clients.map((c) => c.dispose()));
-  return { name, idleMiB, heldMiB, fanOutMs };
+  return { name, idleMiB, heldMiB, perSubscriptionKiB, fanOutMs };
 }
 
 async function stop(server: Started) {
@@ -164,22 +181,20 @@ console.log(
   'server                                      RSS idle MiB   RSS held MiB   KiB/subscription   all saw one update ms',
 );
 for (const r of [baseline, ours]) {
-  const perSub = ((r.heldMiB - r.idleMiB) * 1024) / total;
   console.log(
-    `${r.name.padEnd(43)} ${r.idleMiB.toFixed(0).padStart(12)} ${r.heldMiB.toFixed(0).padStart(14)} ${perSub.toFixed(1).padStart(18)} ${r.fanOutMs.toFixed(0).padStart(23)}`,
+    `${r.name.padEnd(43)} ${r.idleMiB.toFixed(0).padStart(12)} ${r.heldMiB.toFixed(0).padStart(14)} ${r.perSubscriptionKiB.toFixed(1).padStart(18)} ${r.fanOutMs.toFixed(0).padStart(23)}`,
   );
 }
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 console.log(
-  `\natelier / bare: memory per subscription ×${ratio(ours.heldMiB - ours.idleMiB, baseline.heldMiB - baseline.idleMiB)}, fan-out time ×${ratio(ours.fanOutMs, baseline.fanOutMs)}`,
+  `\natelier / bare: memory per subscription ×${ratio(ours.perSubscriptionKiB, baseline.perSubscriptionKiB)}, fan-out time ×${ratio(ours.fanOutMs, baseline.fanOutMs)}`,
 );
-const perSubscriptionKiB = (r: typeof ours) => ((r.heldMiB - r.idleMiB) * 1024) / total;
 report([
   {
     bench: 'ws',
     measure: 'memory per subscription',
-    atelier: perSubscriptionKiB(ours),
-    baseline: perSubscriptionKiB(baseline),
+    atelier: ours.perSubscriptionKiB,
+    baseline: baseline.perSubscriptionKiB,
     baselineName: 'bare graphql-ws',
     unit: 'KiB',
     higherIsBetter: false,
