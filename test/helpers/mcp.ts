@@ -1,13 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestApp } from './app.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  exchangeWithOauth4webapi,
-  newPkce,
-  TestBrowser,
-} from './oauth-flow.ts';
+import { authorizedCallback, exchangeWithOauth4webapi } from './oauth-flow.ts';
 
 const clientId = 'atelier-local-tools';
 const redirectUri = 'http://localhost:45999/oauth/callback';
@@ -17,15 +11,12 @@ const redirectUri = 'http://localhost:45999/oauth/callback';
  * sign-in for the account, authorize → sign in → consent in the browser, and the code exchange.
  */
 export async function mcpAccessToken(t: TestApp, accountId: string): Promise<string> {
-  const who = { email: `mcp-${accountId}@example.test`, password: 'an mcp password' };
-  await t.app.services.identityProvider!.addUser({ accountId, ...who });
-  const pkce = await newPkce();
-  const callback = await authorizeInBrowser(
-    new TestBrowser(t.url),
-    t.url,
-    authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-    who,
-  );
+  const { callback, pkce } = await authorizedCallback(t, {
+    accountId,
+    who: { email: `mcp-${accountId}@example.test`, password: 'an mcp password' },
+    clientId,
+    redirectUri,
+  });
   const tokens = await exchangeWithOauth4webapi(t.url, clientId, redirectUri, callback, pkce);
   return tokens.access_token;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
+import type { TestApp } from './app.ts';
 
 /**
  * A browser without a screen: follows nothing by itself, keeps cookies, sends an Origin on
@@ -131,6 +132,30 @@ export async function authorizeInBrowser(
   });
   assert.equal(decided.status, 303, await decided.clone().text());
   return new URL(decided.headers.get('location')!);
+}
+
+/**
+ * A person gets a built-in sign-in for `accountId` and authorizes `clientId` in a fresh
+ * browser: the URL the consent sent them back to, and the PKCE pair to exchange its code with.
+ */
+export async function authorizedCallback(
+  t: TestApp,
+  o: {
+    accountId: string;
+    who: { email: string; password: string };
+    clientId: string;
+    redirectUri: string;
+  },
+): Promise<{ callback: URL; pkce: Pkce }> {
+  await t.app.services.identityProvider!.addUser({ accountId: o.accountId, ...o.who });
+  const pkce = await newPkce();
+  const callback = await authorizeInBrowser(
+    new TestBrowser(t.url),
+    t.url,
+    authorizeUrl(t.url, { clientId: o.clientId, redirectUri: o.redirectUri, pkce }),
+    o.who,
+  );
+  return { callback, pkce };
 }
 
 /** The client side with oauth4webapi: discovery, then the code exchange with PKCE and resource. */

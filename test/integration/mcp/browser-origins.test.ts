@@ -4,13 +4,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  codeExchangeFields,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { authorizedCallback, codeExchangeFields } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const listed = 'https://agent.example.com';
@@ -82,15 +76,12 @@ describe('browser-based MCP clients: CORS (issue 18)', () => {
     assert.ok(listOf(ask, 'access-control-allow-headers').includes('content-type'));
 
     const { account } = await seedAccount(t.app);
-    const who = { email: 'cors-token@example.test', password: 'a cors password' };
-    await t.app.services.identityProvider!.addUser({ accountId: account.id, ...who });
-    const pkce = await newPkce();
-    const callback = await authorizeInBrowser(
-      new TestBrowser(t.url),
-      t.url,
-      authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-      who,
-    );
+    const { callback, pkce } = await authorizedCallback(t, {
+      accountId: account.id,
+      who: { email: 'cors-token@example.test', password: 'a cors password' },
+      clientId,
+      redirectUri,
+    });
     const fields = codeExchangeFields(t.url, clientId, redirectUri, callback, pkce);
     const exchange = (body: Record<string, string>) =>
       fetch(`${t.url}/oauth/token`, {

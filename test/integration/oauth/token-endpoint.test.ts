@@ -7,11 +7,10 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { postMcp } from '../../helpers/mcp.ts';
 import {
-  authorizeInBrowser,
+  authorizedCallback,
   authorizeUrl,
   codeExchangeFields,
   newPkce,
-  TestBrowser,
   tokenRequest,
 } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
@@ -48,15 +47,12 @@ describeEachBackend('the token endpoint binds codes to their client (issue 15)',
   /** A fresh code of a signed-in person, and the fields its own client exchanges it with. */
   const freshCode = async () => {
     const { account } = await seedAccount(t.app);
-    const who = { email: `token-${++people}@example.test`, password: 'a token password' };
-    await t.app.services.identityProvider!.addUser({ accountId: account.id, ...who });
-    const pkce = await newPkce();
-    const callback = await authorizeInBrowser(
-      new TestBrowser(t.url),
-      t.url,
-      authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-      who,
-    );
+    const { callback, pkce } = await authorizedCallback(t, {
+      accountId: account.id,
+      who: { email: `token-${++people}@example.test`, password: 'a token password' },
+      clientId,
+      redirectUri,
+    });
     return codeExchangeFields(t.url, clientId, redirectUri, callback, pkce);
   };
 

@@ -7,12 +7,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { freePort } from '../../helpers/net.ts';
-import {
-  authorizeInBrowser,
-  authorizeUrl,
-  newPkce,
-  TestBrowser,
-} from '../../helpers/oauth-flow.ts';
+import { authorizedCallback } from '../../helpers/oauth-flow.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 const clientId = 'atelier-local-tools';
@@ -69,15 +64,12 @@ describe('a browser-based MCP client on another origin, in Chromium (issue 18)',
   /** A code for a fresh person, and the PKCE verifier the page exchanges it with. */
   const freshCode = async (email: string) => {
     const { account } = await seedAccount(t.app);
-    const who = { email, password: 'a browser client password' };
-    await t.app.services.identityProvider!.addUser({ accountId: account.id, ...who });
-    const pkce = await newPkce();
-    const callback = await authorizeInBrowser(
-      new TestBrowser(t.url),
-      t.url,
-      authorizeUrl(t.url, { clientId, redirectUri, pkce }),
-      who,
-    );
+    const { callback, pkce } = await authorizedCallback(t, {
+      accountId: account.id,
+      who: { email, password: 'a browser client password' },
+      clientId,
+      redirectUri,
+    });
     return { code: callback.searchParams.get('code')!, verifier: pkce.verifier };
   };
 
