@@ -63,6 +63,12 @@ export function privateAddressProblem(address: string): string | null {
 }
 
 /**
+ * The server answered, and the answer was refused (a status other than 200, too large): what
+ * it says is about the server's answer, never about whether a socket could be opened.
+ */
+export class RefusedAnswerError extends Error {}
+
+/**
  * GETs `url` and resolves with its body when the answer is 200; rejects with a readable reason
  * otherwise (`HTTP 302, redirects are not followed`, `larger than N bytes`, `timed out`, a
  * private address). An address literal in the URL is checked by the caller.
@@ -88,12 +94,12 @@ export function fetchPublic(url: URL, options: PublicFetchOptions): Promise<Fetc
           res.resume();
           const status = res.statusCode ?? 0;
           const why = status >= 300 && status < 400 ? ', redirects are not followed' : '';
-          return reject(new Error(`HTTP ${status}${why}`));
+          return reject(new RefusedAnswerError(`HTTP ${status}${why}`));
         }
         res.on('error', reject);
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > maxBytes) {
-          res.destroy(new Error(`larger than ${maxBytes} bytes`));
+          res.destroy(new RefusedAnswerError(`larger than ${maxBytes} bytes`));
           return;
         }
         const chunks: Buffer[] = [];
@@ -101,7 +107,7 @@ export function fetchPublic(url: URL, options: PublicFetchOptions): Promise<Fetc
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
-            res.destroy(new Error(`larger than ${maxBytes} bytes`));
+            res.destroy(new RefusedAnswerError(`larger than ${maxBytes} bytes`));
             return;
           }
           chunks.push(chunk);

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { isLoopbackHostname, loopbackHosts } from '../../shared/loopback.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
-import { privateAddressProblem } from '../../shared/public-fetch.ts';
+import { privateAddressProblem, RefusedAnswerError } from '../../shared/public-fetch.ts';
 import { fetchMetadataDocument, type MetadataFetchOptions } from './client-metadata-fetch.ts';
 import type { OAuthClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -71,9 +71,8 @@ export class ClientMetadataDocuments {
       // On this computer, what went wrong before an answer (refused, TLS, timed out) is said one
       // way: the socket's own words would tell whoever opens /oauth/authorize which local ports
       // are open. What the development CA's server answered (a status, a size) is said.
-      const answered = /^(HTTP \d|larger than)/.test(message);
       throw refused(
-        loopback && !answered
+        loopback && !(error instanceof RefusedAnswerError)
           ? 'cannot be fetched from this computer (no https server there answered with a certificate from OAUTH_CIMD_DEV_CA)'
           : `cannot be fetched (${message})`,
       );
