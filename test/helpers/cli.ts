@@ -125,8 +125,13 @@ async function startProcess(
   child.stdout.on('data', (chunk) => {
     out += String(chunk);
   });
+  // A death by signal (V8 aborting, say) is written into stderr, so a test that prints
+  // `stderr()` beside a wrong exit code says what happened.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
+    child.once('exit', (code, signal) => {
+      if (signal !== null) err += `\n[${command} ended by ${signal}]\n`;
+      resolve(code);
+    }),
   );
   const deadline = Date.now() + 60_000;
   while (!err.includes(ready)) {

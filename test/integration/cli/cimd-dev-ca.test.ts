@@ -26,7 +26,7 @@ describe('bin/atelier serve with OAUTH_CIMD_DEV_CA', () => {
         /^WARNING: OAUTH_CIMD_DEV_CA is set: Client ID Metadata Documents are accepted from this computer .* with certificates from .*rootCA\.pem\. A development switch/m,
       );
     } finally {
-      assert.equal(await server.stop(), 0);
+      assert.equal(await server.stop(), 0, server.stderr());
     }
   });
 

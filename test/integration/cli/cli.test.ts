@@ -102,7 +102,7 @@ describe('bin/atelier on the embedded database', () => {
       assert.equal(blocked.code, 1);
       assert.match(blocked.stderr, /in use by a running Atelier process \(pid \d+\)/);
 
-      assert.equal(await server.stop(), 0, 'SIGTERM exits cleanly');
+      assert.equal(await server.stop(), 0, `SIGTERM exits cleanly:\n${server.stderr()}`);
       assert.equal(
         existsSync(path.join(env.DATA_DIR, 'atelier.lock')),
         false,

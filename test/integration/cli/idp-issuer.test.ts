@@ -37,7 +37,7 @@ describeEachBackend('the built-in identity provider keeps one issuer per data st
     // The first start records the issuer, from this server's PUBLIC_URL.
     const first = await startServer(store);
     const issuer = `${first.url}/idp`;
-    assert.equal(await first.stop(), 0);
+    assert.equal(await first.stop(), 0, first.stderr());
 
     // Operator commands as typed in another shell: no PUBLIC_URL (the default is localhost:8080).
     const created = await atelier(['account', 'create', '--alias', 'ada'], store);
@@ -86,7 +86,7 @@ describeEachBackend('the built-in identity provider keeps one issuer per data st
     const store = await dataStore(backend);
     const server = await startServer(store);
     const issuer = `${server.url}/idp`;
-    assert.equal(await server.stop(), 0);
+    assert.equal(await server.stop(), 0, server.stderr());
     const created = await atelier(['account', 'create', '--alias', 'grace'], store);
     const account = JSON.parse(created.stdout) as { id: string };
 
