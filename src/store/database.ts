@@ -1,8 +1,10 @@
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import { defaultTemplateRoot, seedFromTemplate } from './pglite-template.ts';
 import type { Tables } from './schema.ts';
 
 export type Db = Kysely<Tables>;
@@ -13,7 +15,15 @@ export type Backend = 'pglite' | 'postgres';
 
 /** Where the data lives: embedded (a directory, or memory for tests) or a PostgreSQL server. */
 export type DatabaseLocation =
-  | { readonly backend: 'pglite'; readonly dataDir: string | null }
+  | {
+      readonly backend: 'pglite';
+      readonly dataDir: string | null;
+      /**
+       * Where a new data directory's template is kept (src/store/pglite-template.ts); by
+       * default the user's cache directory; null to always run initdb.
+       */
+      readonly templateRoot?: string | null;
+    }
   | {
       readonly backend: 'postgres';
       readonly url: string;
@@ -86,7 +96,27 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     pglite = new PGlite({ startParams: pgliteStartParams });
   } else {
     lock = lockDataDir(location.dataDir);
-    pglite = new PGlite(path.join(location.dataDir, 'pglite'), { startParams: pgliteStartParams });
+    const pgdata = path.join(location.dataDir, 'pglite');
+    const templateRoot =
+      location.templateRoot === undefined ? defaultTemplateRoot() : location.templateRoot;
+    // A new data directory is a copy of the template when there is a usable one; otherwise
+    // PGlite runs initdb into it as it opens it.
+    const seeded =
+      templateRoot !== null &&
+      !existsSync(pgdata) &&
+      (await seedFromTemplate(pgdata, templateRoot).catch(() => false));
+    pglite = new PGlite(pgdata, { startParams: pgliteStartParams });
+    if (seeded) {
+      try {
+        await pglite.waitReady;
+      } catch {
+        // A copy PGlite cannot open (a template damaged in a way the manifest does not show):
+        // start over with initdb, as without a template.
+        await pglite.close().catch(() => {});
+        rmSync(pgdata, { recursive: true, force: true });
+        pglite = new PGlite(pgdata, { startParams: pgliteStartParams });
+      }
+    }
   }
   try {
     await pglite.waitReady;
