@@ -29,7 +29,6 @@ import {
   MemoryRateLimitWindows,
   type RateLimitWindows,
 } from './rate-limits/rate-limit-windows.ts';
-import { RedisRateLimitWindows } from './rate-limits/redis-rate-limit-windows.ts';
 import { SignInThrottle } from './rate-limits/sign-in-throttle.ts';
 import { systemClock } from './shared/clock.ts';
 import { every } from './shared/periodic.ts';
@@ -198,6 +197,8 @@ async function rateLimitWindows(
     return new DatabaseRateLimitWindows(core.database.db, overrides.clock ?? systemClock);
   if (store !== 'redis' || config.redis === null)
     return new MemoryRateLimitWindows(overrides.clock ?? systemClock);
+  // ioredis (about 20 MiB resident) is loaded only when Redis counts the limits.
+  const { RedisRateLimitWindows } = await import('./rate-limits/redis-rate-limit-windows.ts');
   const redis = await RedisRateLimitWindows.connect(config.redis, http.log);
   http.addHook('onClose', async () => redis.close());
   return redis;

@@ -52,8 +52,7 @@ import { AppError, ErrorCode } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { Cursors } from './shared/pagination.ts';
 import { every } from './shared/periodic.ts';
-import { LocalMediaStorage } from './storage/media-storage.ts';
-import { S3MediaStorage } from './storage/s3-media-storage.ts';
+import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
@@ -199,11 +198,16 @@ export async function buildCore(
       clock,
       ttlMs: config.mediaUrlTtlMs,
     });
-    const storage =
-      config.mediaStore.kind === 's3'
-        ? new S3MediaStorage(config.mediaStore.s3, undefined, clock)
-        : new LocalMediaStorage(path.join(config.dataDir, 'files'));
-    if (storage instanceof S3MediaStorage) closers.push(async () => storage.close());
+    let storage: MediaStorage;
+    if (config.mediaStore.kind === 's3') {
+      // The AWS SDK (about 30 MiB resident) is loaded only when S3 is configured.
+      const { S3MediaStorage } = await import('./storage/s3-media-storage.ts');
+      const s3 = new S3MediaStorage(config.mediaStore.s3, undefined, clock);
+      closers.push(async () => s3.close());
+      storage = s3;
+    } else {
+      storage = new LocalMediaStorage(path.join(config.dataDir, 'files'));
+    }
     const verifier = new ApiKeyVerifier({ db, clock, changes: credentialEvents });
     const { identity } = config;
     const identityProvider = identity.builtin
