@@ -1,5 +1,6 @@
-import sharp, { type OverlayOptions, type Sharp } from 'sharp';
+import type { OverlayOptions, Sharp } from 'sharp';
 import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
+import { loadSharp } from '../../shared/sharp.ts';
 import type { EngineRequest } from '../engine.ts';
 import { paletteOf, seededRandom } from './palette.ts';
 
@@ -9,6 +10,7 @@ export async function renderImage(
   index: number,
 ): Promise<Buffer> {
   const { settings } = request;
+  const sharp = await loadSharp();
   const detail = typeof request.options.detail === 'number' ? request.options.detail : 1;
   const random = seededRandom(settings.prompt, settings.negativePrompt ?? '', settings.seed, index);
   const hues = paletteOf(settings.prompt);

@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import sharp from 'sharp';
 import type { Clock } from '../../shared/clock.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
 import {
@@ -7,6 +6,7 @@ import {
   fetchPublic,
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
+import { loadSharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
@@ -35,6 +35,7 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
     observe: o.observe,
     probe: {
       async image(bytes) {
+        const sharp = await loadSharp();
         const meta = await sharp(bytes, { failOn: 'error', limitInputPixels: maxImagePixels })
           .metadata()
           .catch((error: Error) => {

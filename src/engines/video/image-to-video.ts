@@ -1,4 +1,5 @@
-import sharp, { type OverlayOptions } from 'sharp';
+import type { OverlayOptions } from 'sharp';
+import { loadSharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { seededRandom } from '../procedural-image/palette.ts';
 import { type CameraPlan, maxZoom, planCamera, sampleView, viewAt } from './camera.ts';
@@ -64,6 +65,7 @@ async function* cameraFrames(
  * which every move keeps in view.
  */
 async function prepareSource(job: ImageVideoJob): Promise<RgbFrame> {
+  const sharp = await loadSharp();
   const width = Math.round(job.width * maxZoom);
   const height = Math.round(job.height * maxZoom);
   const random = seededRandom('image-video', job.prompt, job.seed);
