@@ -37,5 +37,7 @@ VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s \
   CMD node -e "fetch('http://127.0.0.1:8080/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
-ENTRYPOINT ["node", "bin/atelier"]
+# V8's young generation capped at 4 MiB per semi-space, as `npm start` runs (README, "Start
+# and footprint"): about 30 MiB less resident memory.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "bin/atelier"]
 CMD ["serve"]

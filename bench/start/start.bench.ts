@@ -1,4 +1,4 @@
-// Start and footprint: how long `npm start` (`bin/atelier serve`) takes until `/readyz`
+// Start and footprint: how long `npm start` (`bin/atelier serve`, with its V8 flags) takes until `/readyz`
 // answers 200 — on a new data directory (the first start: the embedded database created,
 // migrated, the first account made) and again on the same one (a restart) — and the resident
 // memory of the idle server after each (and its peak), against a floor measured in the same
@@ -24,8 +24,16 @@ const runs = Number(values.runs);
 const settleMs = 2_000;
 
 const root = new URL('../../', import.meta.url).pathname;
+/** What `npm start` runs after `node`: its V8 flags, `bin/atelier serve`. */
+const npmStart = (
+  JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  }
+).scripts.start
+  .split(' ')
+  .slice(1);
 const targets = {
-  atelier: { name: 'Atelier', args: [path.join(root, 'bin/atelier'), 'serve'] },
+  atelier: { name: 'Atelier', args: npmStart },
   floor: {
     name: 'Fastify + PGlite',
     args: [new URL('servers/floor.server.ts', import.meta.url).pathname],

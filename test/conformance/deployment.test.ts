@@ -52,7 +52,10 @@ describe('deployment files', () => {
     assert.match(dockerfile, /^EXPOSE 8080$/m);
     for (const [, source] of dockerfile.matchAll(/^COPY (?!--from)(\S+) /gm))
       assert.ok(existsSync(`${root}${source}`), `COPY ${source}`);
-    assert.match(dockerfile, /^ENTRYPOINT \["node", "bin\/atelier"\]$/m);
+    // `npm start`'s command line, V8 flags included, with CMD's `serve`.
+    const entrypoint = JSON.parse(/^ENTRYPOINT (.+)$/m.exec(dockerfile)![1]!) as string[];
+    const { scripts } = JSON.parse(read('package.json')) as { scripts: { start: string } };
+    assert.deepEqual([...entrypoint, 'serve'], scripts.start.split(' '));
     assert.match(dockerfile, /^CMD \["serve"\]$/m);
   });
 });
