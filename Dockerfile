@@ -10,9 +10,9 @@
 FROM node:24-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# What npm's postinstall runs (scripts/pglite-template.ts); its template is made again below
-# for the user the server runs as.
-COPY scripts/pglite-template.ts ./scripts/
+# What npm's postinstall runs (scripts/postinstall.ts); it is run again below for the user the
+# server runs as, with all of the source there.
+COPY scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src/shared/wasm-tiering.ts ./src/shared/
 COPY src/store/pglite-template.ts ./src/store/
 RUN npm ci --omit=dev --no-audit --no-fund
@@ -26,13 +26,13 @@ WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY scripts/pglite-template.ts ./scripts/
+COPY scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src ./src
 RUN mkdir /data && chown node:node /data
 USER node
-# The embedded database's data-directory template (in ~/.cache/atelier): a container's first
-# start copies it instead of running PGlite's initdb.
-RUN node scripts/pglite-template.ts
+# The embedded database's data-directory template (in ~/.cache/atelier), copied by a
+# container's first start instead of running PGlite's initdb, and Node's compile cache.
+RUN node scripts/postinstall.ts
 VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s \

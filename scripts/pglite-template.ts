@@ -1,6 +1,6 @@
 // Makes the embedded database's data-directory template (src/store/pglite-template.ts), so
 // that the first `npm start` copies it instead of running PGlite's initdb. Run by `npm
-// install` (postinstall) and by a server whose template is missing; never fails an install.
+// install` (scripts/postinstall.ts) and by a server whose template is missing.
 //
 //   node scripts/pglite-template.ts [ROOT]   (default: $XDG_CACHE_HOME/atelier or ~/.cache/atelier)
 import { keepWebAssemblyOnBaseline } from '../src/shared/wasm-tiering.ts';
