@@ -123,9 +123,16 @@ async function makeTemplateAside(root: string): Promise<boolean> {
  * Fills `pgdata`, which must not exist, with a copy of the template under `root` (made first,
  * in a child process, when missing): copied beside `pgdata`, checked against the template's
  * manifest, then renamed into place. Returns false, leaving nothing behind, when there is no
- * usable template; the caller then lets PGlite run initdb.
+ * usable template; the caller then lets PGlite run initdb. The caller holds the lock of the
+ * directory that holds `pgdata`.
  */
 export async function seedFromTemplate(pgdata: string, root: string): Promise<boolean> {
+  // The caller holds the data directory's lock: a copy found beside `pgdata` is one that a
+  // start killed while copying left behind.
+  const prefix = `${path.basename(pgdata)}.tmp-`;
+  for (const name of readdirSync(path.dirname(pgdata))) {
+    if (name.startsWith(prefix)) rmSync(path.join(path.dirname(pgdata), name), { recursive: true });
+  }
   const dir = templateDir(root);
   let manifest = readManifest(dir);
   if (manifest === null) {

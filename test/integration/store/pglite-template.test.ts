@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -81,7 +82,9 @@ describe('the data-directory template', () => {
     await makeTemplate(damaged);
     const files = Object.keys(manifestOf(damaged).files);
     truncateSync(path.join(templateDir(damaged), files.find((f) => f.endsWith('pg_control'))!));
-    const target = path.join(newDir(), 'pglite');
+    const dataDir = newDir();
+    mkdirSync(dataDir);
+    const target = path.join(dataDir, 'pglite');
     assert.equal(await seedFromTemplate(target, damaged), false);
     assert.equal(existsSync(target), false);
     assert.deepEqual(readdirSync(path.dirname(target), { withFileTypes: false }), []);
@@ -100,6 +103,14 @@ describe('the data-directory template', () => {
     assert.equal(manifestOf(other).pglite, pgliteVersion);
     assert.notEqual(made, before);
     assert.equal(await systemIdentifier(newDir(), other), made, 'the new template is used');
+  });
+
+  it('removes a copy that a killed start left half made', async () => {
+    const dataDir = newDir();
+    const leftover = path.join(dataDir, 'pglite.tmp-99999-left');
+    mkdirSync(path.join(leftover, 'base'), { recursive: true });
+    await systemIdentifier(dataDir, root);
+    assert.deepEqual(readdirSync(dataDir), ['pglite']);
   });
 
   it('falls back to initdb when no template can be made', async () => {
