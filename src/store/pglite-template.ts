@@ -86,6 +86,14 @@ export async function makeTemplate(root: string): Promise<void> {
   const dir = templateDir(root);
   if (readManifest(dir) !== null) return;
   mkdirSync(root, { recursive: true });
+  // A maker takes seconds: a copy older than ten minutes is one a killed maker left.
+  const prefix = `${path.basename(dir)}.tmp-`;
+  for (const name of readdirSync(root)) {
+    const leftover = path.join(root, name);
+    if (name.startsWith(prefix) && Date.now() - statSync(leftover).mtimeMs > 600_000) {
+      rmSync(leftover, { recursive: true, force: true });
+    }
+  }
   const building = `${dir}.tmp-${process.pid}-${randomUUID()}`;
   try {
     const pglite = new PGlite(building);

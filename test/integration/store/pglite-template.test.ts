@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
@@ -103,6 +104,17 @@ describe('the data-directory template', () => {
     assert.equal(manifestOf(other).pglite, pgliteVersion);
     assert.notEqual(made, before);
     assert.equal(await systemIdentifier(newDir(), other), made, 'the new template is used');
+  });
+
+  it('damaged in a way its manifest does not show: the copy is dropped and initdb runs', async () => {
+    const damaged = newDir();
+    await makeTemplate(damaged);
+    const good = await systemIdentifier(newDir(), damaged);
+    const control = path.join(templateDir(damaged), 'global', 'pg_control');
+    writeFileSync(control, Buffer.alloc(statSync(control).size, 0xff));
+    const fresh = await systemIdentifier(newDir(), damaged);
+    assert.match(fresh, /^\d+$/);
+    assert.notEqual(fresh, good, 'made by initdb, not copied');
   });
 
   it('removes a copy that a killed start left half made', async () => {
