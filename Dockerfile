@@ -10,9 +10,9 @@
 FROM node:24-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# What npm's postinstall runs (scripts/postinstall.ts); it is run again below for the user the
-# server runs as, with all of the source there.
-COPY scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
+# What npm's postinstall runs (scripts/postinstall.mjs, then .ts); it is run again below for the
+# user the server runs as, with all of the source there.
+COPY scripts/postinstall.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src/shared/wasm-tiering.ts ./src/shared/
 COPY src/store/pglite-template.ts ./src/store/
 RUN npm ci --omit=dev --no-audit --no-fund
