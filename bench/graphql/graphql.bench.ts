@@ -1,11 +1,15 @@
-// GraphQL throughput: Atelier's authenticated getUserByPrivateId against bare `{ hello }`
-// servers (Mercurius, GraphQL Yoga) started by this script, under the same load generator
-// (autocannon) in the same run. Prints requests per second and the ratios.
+// GraphQL throughput: Atelier's authenticated getUserByPrivateId against its floor — bare
+// Fastify + Mercurius answering the same query with one database query (servers/floor.ts) —
+// on the same database, and bare `{ hello }` servers (Mercurius, GraphQL Yoga) for scale,
+// under the same load generator (autocannon) in the same run. Prints requests per second and
+// the ratios; Atelier's ratio to its floor is what `npm run bench` reports.
 //
-//   node bench/graphql/graphql.bench.ts [--duration 10] [--connections 20]
+//   node bench/graphql/graphql.bench.ts [--duration 10] [--connections 20] [--rounds 1]
 //
-// Each server runs in its own process; the load generator runs in this one. With PostgreSQL
-// reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL), Atelier is measured on it as well.
+// Each server runs in its own process; the load generator runs in this one. Floor and Atelier
+// are measured in turn, `rounds` times (medians reported), so load from elsewhere on the
+// machine falls on both. With PostgreSQL reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL),
+// both are measured on it as well as on PGlite.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -18,10 +22,12 @@ const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
+const rounds = Math.max(1, Number(values.rounds));
 
 interface Started {
   child: ChildProcess;
@@ -87,27 +93,62 @@ const yoga = await start('./servers/yoga-hello.ts');
 results.push(await measure('yoga { hello }', yoga, hello));
 await stop(yoga);
 
-const atelier = await start('./servers/atelier.ts', { DATABASE_URL: '' });
-results.push(await measure('atelier getUserByPrivateId [pglite]', atelier, me));
-await stop(atelier);
+/**
+ * Floor and Atelier on one kind of database, in turn, `rounds` times; medians of each. Every
+ * server gets a database of its own (`using` gives its DATABASE_URL), seeded by the server.
+ */
+async function pair(
+  label: string,
+  using: (run: (env: Record<string, string>) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const runs: Record<'floor' | 'atelier', Measured[]> = { floor: [], atelier: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [which, script] of [
+      ['floor', './servers/floor.ts'],
+      ['atelier', './servers/atelier.ts'],
+    ] as const) {
+      await using(async (env) => {
+        const server = await start(script, env);
+        runs[which].push(await measure(which, server, me));
+        await stop(server);
+      });
+    }
+  }
+  results.push(median(`floor getUserByPrivateId [${label}]`, runs.floor));
+  results.push(median(`atelier getUserByPrivateId [${label}]`, runs.atelier));
+}
 
+function median(name: string, runs: Measured[]): Measured {
+  const mid = (pick: (m: Measured) => number) => {
+    const sorted = runs.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)]!;
+  };
+  return {
+    name,
+    rps: mid((m) => m.rps),
+    p50: mid((m) => m.p50),
+    p99: mid((m) => m.p99),
+    errors: runs.reduce((sum, m) => sum + m.errors, 0),
+  };
+}
+
+const databases = ['pglite'];
+await pair('pglite', (run) => run({ DATABASE_URL: '' }));
 if (benchPostgres) {
-  await withScratchDatabase(benchPostgres, async (url) => {
-    const onPostgres = await start('./servers/atelier.ts', { DATABASE_URL: url });
-    results.push(await measure('atelier getUserByPrivateId [postgres]', onPostgres, me));
-    await stop(onPostgres);
-  });
+  databases.push('postgres');
+  const server = benchPostgres;
+  await pair('postgres', (run) => withScratchDatabase(server, (url) => run({ DATABASE_URL: url })));
 }
 
 const base = (name: string) => results.find((r) => r.name === name)!.rps;
 console.log(`\n${duration} s per target, ${connections} connections, node ${process.version}\n`);
 console.log(
-  'target                                   req/s   p50 ms  p99 ms  errors  ×mercurius  ×yoga',
+  'target                                     req/s   p50 ms  p99 ms  errors  ×mercurius  ×yoga',
 );
 for (const r of results) {
   console.log(
     [
-      r.name.padEnd(38),
+      r.name.padEnd(40),
       r.rps.toFixed(0).padStart(7),
       r.p50.toFixed(1).padStart(8),
       r.p99.toFixed(1).padStart(7),
@@ -117,17 +158,21 @@ for (const r of results) {
     ].join(' '),
   );
 }
+for (const database of databases) {
+  const ratio =
+    base(`atelier getUserByPrivateId [${database}]`) /
+    base(`floor getUserByPrivateId [${database}]`);
+  console.log(`atelier / floor [${database}]: ${ratio.toFixed(2)}×`);
+}
 if (results.some((r) => r.errors > 0)) process.exitCode = 1;
 report(
-  results
-    .filter((r) => r.name.startsWith('atelier'))
-    .map((r) => ({
-      bench: 'graphql',
-      measure: r.name,
-      atelier: r.rps,
-      baseline: base('mercurius { hello }'),
-      baselineName: 'mercurius { hello }',
-      unit: 'req/s',
-      higherIsBetter: true,
-    })),
+  databases.map((database) => ({
+    bench: 'graphql',
+    measure: `getUserByPrivateId [${database}]`,
+    atelier: base(`atelier getUserByPrivateId [${database}]`),
+    baseline: base(`floor getUserByPrivateId [${database}]`),
+    baselineName: `floor: Fastify + Mercurius, one ${database === 'pglite' ? 'PGlite' : 'pg'} query`,
+    unit: 'req/s',
+    higherIsBetter: true,
+  })),
 );

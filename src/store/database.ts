@@ -53,7 +53,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
  * pages (bench/start: idle RSS). One backend in single-user mode needs no more connections.
  * Given at every start, so an existing data directory gets them too.
  */
-const pgliteStartParams = [
+export const pgliteStartParams: readonly string[] = [
   ...PGlite.defaultStartParams,
   '-c',
   'shared_buffers=16MB',
@@ -93,7 +93,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
   let lock: DataDirLock | undefined;
   let pglite: PGlite;
   if (location.dataDir === null) {
-    pglite = new PGlite({ startParams: pgliteStartParams });
+    pglite = new PGlite({ startParams: [...pgliteStartParams] });
   } else {
     lock = lockDataDir(location.dataDir);
     const pgdata = path.join(location.dataDir, 'pglite');
@@ -105,7 +105,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
       templateRoot !== null &&
       !existsSync(pgdata) &&
       (await seedFromTemplate(pgdata, templateRoot).catch(() => false));
-    pglite = new PGlite(pgdata, { startParams: pgliteStartParams });
+    pglite = new PGlite(pgdata, { startParams: [...pgliteStartParams] });
     if (seeded) {
       try {
         await pglite.waitReady;
@@ -114,7 +114,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
         // start over with initdb, as without a template.
         await pglite.close().catch(() => {});
         rmSync(pgdata, { recursive: true, force: true });
-        pglite = new PGlite(pgdata, { startParams: pgliteStartParams });
+        pglite = new PGlite(pgdata, { startParams: [...pgliteStartParams] });
       }
     }
   }
