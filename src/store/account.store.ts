@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Queryable } from './database.ts';
+import { prepared } from './prepared.ts';
 import type { AccountsTable } from './schema.ts';
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -70,23 +71,31 @@ export interface AccountWithBalances extends AccountRow {
   balances: Array<{ category: string; amount: number }>;
 }
 
-/** The account and its balances (by category) in one query: the hot read of `getUserByPrivateId`. */
+const accountWithBalances = prepared(
+  (db, id: string) =>
+    db
+      .selectFrom('accounts')
+      .selectAll('accounts')
+      .select((eb) =>
+        jsonArrayFrom(
+          eb
+            .selectFrom('credit_balances')
+            .select(['category', 'amount'])
+            .whereRef('credit_balances.account_id', '=', 'accounts.id')
+            .orderBy('category'),
+        ).as('balances'),
+      )
+      .where('accounts.id', '=', id),
+  'placeholder:id',
+);
+
+/**
+ * The account and its balances (by category) in one query: the hot read of
+ * `getUserByPrivateId`, compiled once ({@link prepared}).
+ */
 export async function findAccountWithBalances(
   q: Queryable,
   id: string,
 ): Promise<AccountWithBalances | undefined> {
-  return q
-    .selectFrom('accounts')
-    .selectAll('accounts')
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('credit_balances')
-          .select(['category', 'amount'])
-          .whereRef('credit_balances.account_id', '=', 'accounts.id')
-          .orderBy('category'),
-      ).as('balances'),
-    )
-    .where('accounts.id', '=', id)
-    .executeTakeFirst();
+  return (await accountWithBalances(q, id))[0];
 }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './database.ts';
+import { prepared } from './prepared.ts';
 import type { AccountsTable, ApiKeysTable } from './schema.ts';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -47,17 +48,23 @@ export interface ApiKeyWithAccount extends ApiKeyRow {
   account_role: AccountsTable['role'];
 }
 
+const apiKeyByHash = prepared(
+  (db, secretHash: string) =>
+    db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .selectAll('api_keys')
+      .select(['accounts.status as account_status', 'accounts.role as account_role'])
+      .where('api_keys.secret_hash', '=', secretHash),
+  'placeholder:hash',
+);
+
+/** Compiled once ({@link prepared}): every request with a key not in the verifier's cache. */
 export async function findApiKeyByHash(
   q: Queryable,
   secretHash: string,
 ): Promise<ApiKeyWithAccount | undefined> {
-  return q
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .selectAll('api_keys')
-    .select(['accounts.status as account_status', 'accounts.role as account_role'])
-    .where('api_keys.secret_hash', '=', secretHash)
-    .executeTakeFirst();
+  return (await apiKeyByHash(q, secretHash))[0];
 }
 
 export async function listApiKeys(q: Queryable, accountId: string): Promise<ApiKeyMetadataRow[]> {
