@@ -28,7 +28,9 @@ const compiler = new Kysely<Tables>({
  *
  * `build` receives the placeholders in place of the values; they must become the compiled
  * query's parameters, all of them and in order (checked here, once), so a query whose builder
- * adds values of its own is refused at load rather than run with the wrong ones.
+ * adds values of its own is refused at load rather than run with the wrong ones. Compiled
+ * apart from the database it runs on, the query skips that database's plugins' query
+ * transforms (result transforms still run); Atelier's databases have none.
  */
 export function prepared<P extends readonly unknown[], O>(
   build: (db: Kysely<Tables>, ...placeholders: P) => Compilable<O>,
