@@ -1,14 +1,18 @@
 // MCP throughput: `tools/call get_account` on Atelier's `/mcp` (MCP access token checked on
-// every request, the account's balances read) against a minimal MCP SDK server bound the same
-// way (stateless Streamable HTTP, a new server and transport per request, one constant tool),
-// under the same load generator (autocannon) in the same run. Prints requests per second and
-// the ratios.
+// every request, the account's balances read) against its floor — an MCP SDK server bound the
+// same way (stateless Streamable HTTP, a new server and transport per request) whose tool does
+// the same work: the same RS256 token verified with jose, then one query for the live token,
+// its account and balances (servers/sdk-floor.server.ts) — on each database, and against the
+// same SDK server answering a constant without authentication (sdk-echo), under the same load
+// generator (autocannon) in the same run. Prints requests per second and the ratios; the
+// floor is the baseline `npm run bench` reports.
 //
-//   node bench/mcp/mcp.bench.ts [--duration 10] [--connections 10]
+//   node bench/mcp/mcp.bench.ts [--duration 10] [--connections 10] [--rounds 1]
 //
-// Each server runs in its own process; the load generator runs in this one. Atelier keeps its
-// embedded PGlite in a temporary DATA_DIR; with PostgreSQL reachable (BENCH_DATABASE_URL, or
-// TEST_DATABASE_URL), it is measured on it as well.
+// Each server runs in its own process; the load generator runs in this one. Floor and Atelier
+// alternate, `--rounds` times each (medians are shown). Atelier keeps its embedded PGlite in a
+// temporary DATA_DIR; with PostgreSQL reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL),
+// both are measured on it as well, each on a scratch database.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,10 +29,12 @@ const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
+const rounds = Number(values.rounds);
 
 interface Started {
   child: ChildProcess;
@@ -146,57 +152,87 @@ async function load(name: string, server: Started): Promise<Measured> {
 }
 
 const results: Measured[] = [];
+const echoName = 'mcp sdk get_account (constant)';
+const floorName = (backend: string) => `mcp sdk get_account, same work [${backend}]`;
+const atelierName = (backend: string) => `atelier get_account [${backend}]`;
 
-const sdk = await start('./servers/sdk-echo.server.ts');
-results.push(await measure('mcp sdk get_account (constant)', sdk));
-
-const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-mcp-'));
-try {
-  const atelier = await start('./servers/atelier.server.ts', {
-    DATABASE_URL: '',
-    DATA_DIR: dataDir,
-  });
-  results.push(await measure('atelier get_account [pglite]', atelier));
-
-  if (benchPostgres) {
-    await withScratchDatabase(benchPostgres, async (url) => {
-      const onPostgres = await start('./servers/atelier.server.ts', {
-        DATABASE_URL: url,
-        DATA_DIR: dataDir,
-      });
-      results.push(await measure('atelier get_account [postgres]', onPostgres));
-    });
+/** Floor and Atelier on one backend, alternately, `rounds` times (the machine is shared). */
+async function pair(backend: string, env: Record<string, string>): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, script] of [
+      [floorName(backend), './servers/sdk-floor.server.ts'],
+      [atelierName(backend), './servers/atelier.server.ts'],
+    ] as const) {
+      // Each server builds its database afresh: the same rows for both.
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-mcp-'));
+      try {
+        const database = env.DATABASE_URL ? undefined : { DATABASE_URL: '', DATA_DIR: dataDir };
+        if (database !== undefined) {
+          results.push(await measure(name, await start(script, { ...env, ...database })));
+        } else {
+          await withScratchDatabase(benchPostgres!, async (url) => {
+            const server = await start(script, { ...env, DATABASE_URL: url, DATA_DIR: dataDir });
+            results.push(await measure(name, server));
+          });
+        }
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    }
   }
-} finally {
-  await rm(dataDir, { recursive: true, force: true });
 }
 
-const base = results.find((r) => r.name === 'mcp sdk get_account (constant)')!.rps;
-console.log(`\n${duration} s per target, ${connections} connections, node ${process.version}\n`);
-console.log('target                                 req/s   p50 ms  p99 ms  non-2xx  errors  ×sdk');
-for (const r of results) {
+for (let round = 0; round < rounds; round++)
+  results.push(await measure(echoName, await start('./servers/sdk-echo.server.ts')));
+await pair('pglite', {});
+if (benchPostgres) await pair('postgres', { DATABASE_URL: benchPostgres });
+
+/** The median run of each target (by req/s). */
+const medians = [...new Set(results.map((r) => r.name))].map((name) => {
+  const runs = results.filter((r) => r.name === name).sort((a, b) => a.rps - b.rps);
+  return runs[Math.floor((runs.length - 1) / 2)]!;
+});
+const rpsOf = (name: string) => medians.find((r) => r.name === name)?.rps;
+const echo = rpsOf(echoName)!;
+const floorOf = (r: Measured) => {
+  const backend = /\[(\w+)\]$/.exec(r.name)?.[1];
+  return backend === undefined ? undefined : rpsOf(floorName(backend));
+};
+
+console.log(
+  `\n${duration} s per target, ${connections} connections, median of ${rounds}, node ${process.version}\n`,
+);
+console.log(
+  'target                                       req/s   p50 ms  p99 ms  non-2xx  errors  ×echo  ×floor',
+);
+for (const r of medians) {
+  const floor = floorOf(r);
   console.log(
     [
-      r.name.padEnd(36),
+      r.name.padEnd(42),
       r.rps.toFixed(0).padStart(7),
       r.p50.toFixed(1).padStart(8),
       r.p99.toFixed(1).padStart(7),
       String(r.non2xx).padStart(8),
       String(r.errors).padStart(7),
-      (r.rps / base).toFixed(2).padStart(5),
+      (r.rps / echo).toFixed(2).padStart(6),
+      (floor === undefined ? '' : (r.rps / floor).toFixed(2)).padStart(7),
     ].join(' '),
   );
 }
 if (results.some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
 report(
-  results
+  medians
     .filter((r) => r.name.startsWith('atelier'))
     .map((r) => ({
       bench: 'mcp',
       measure: r.name,
       atelier: r.rps,
-      baseline: base,
-      baselineName: 'mcp sdk get_account (constant)',
+      baseline: floorOf(r)!,
+      baselineName: r.name.replace(
+        /^atelier get_account/,
+        'SDK server, same token check and one query',
+      ),
       unit: 'req/s',
       higherIsBetter: true,
     })),
