@@ -23,6 +23,8 @@ interface StoredKey {
 interface LoadedKeys {
   readonly signing: { readonly key: CryptoKey; readonly kid: string };
   readonly jwks: JSONWebKeySet;
+  /** The public keys, each imported once on first use (jose keeps them per key set). */
+  readonly verify: JWTVerifyGetKey;
 }
 
 /**
@@ -72,7 +74,7 @@ export class SigningKeys {
     return async (header, token) => {
       const known = this.#loaded.jwks.keys.some((k) => k.kid === header.kid);
       if (!known && this.#clock.now().getTime() - this.#lastReload > 30_000) await this.reload();
-      return createLocalJWKSet(this.#loaded.jwks)(header, token);
+      return this.#loaded.verify(header, token);
     };
   }
 
@@ -133,5 +135,6 @@ async function load(keys: readonly StoredKey[]): Promise<LoadedKeys> {
     return publicJwk;
   });
   const key = (await importJWK(newest.jwk, algorithm)) as CryptoKey;
-  return { signing: { key, kid: newest.jwk.kid! }, jwks: { keys: publicKeys } };
+  const jwks = { keys: publicKeys };
+  return { signing: { key, kid: newest.jwk.kid! }, jwks, verify: createLocalJWKSet(jwks) };
 }
