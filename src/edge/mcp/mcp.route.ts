@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
@@ -58,6 +59,9 @@ export async function mcpRoutes(
     ],
   });
   const resourceMetadata = `${o.publicUrl}/.well-known/oauth-protected-resource/mcp`;
+  // Every request's server would otherwise build its own Ajv (with its formats), a tenth of a
+  // tools/call; this one serves them all (the SDK uses it only for elicitation schemas).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   const challenge = (reply: FastifyReply, status: 401 | 403, error?: BearerError) => {
     const parts = [`resource_metadata="${resourceMetadata}"`, 'scope="mcp:access"'];
@@ -161,7 +165,7 @@ export async function mcpRoutes(
     }
     const server = new McpServer(
       { name: 'atelier', title: 'Atelier', version: o.version },
-      { instructions },
+      { instructions, jsonSchemaValidator },
     );
     registerTools(server, {
       actor,
