@@ -220,13 +220,25 @@ export async function revokeTokensOfCode(q: Queryable, codeHash: string): Promis
 }
 
 /** A stored, unrevoked, unexpired token, by its `jti`. */
-export async function findLiveToken(q: Queryable, jti: string) {
+/**
+ * The stored token by `jti` if it is live (not revoked, not expired), with the status and role
+ * of its account (null when the account row is gone): one round trip per MCP request.
+ */
+export async function findLiveTokenWithAccount(q: Queryable, jti: string) {
   return q
     .selectFrom('oauth_tokens')
-    .selectAll()
-    .where('jti', '=', jti)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', sql<Date>`now()`)
+    .leftJoin('accounts', 'accounts.id', 'oauth_tokens.account_id')
+    .select([
+      'oauth_tokens.jti',
+      'oauth_tokens.account_id',
+      'oauth_tokens.client_id',
+      'oauth_tokens.scope',
+      'accounts.status as account_status',
+      'accounts.role as account_role',
+    ])
+    .where('oauth_tokens.jti', '=', jti)
+    .where('oauth_tokens.revoked_at', 'is', null)
+    .where('oauth_tokens.expires_at', '>', sql<Date>`now()`)
     .executeTakeFirst();
 }
 

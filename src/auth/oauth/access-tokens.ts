@@ -2,9 +2,8 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 import { randomBase62 } from '../../shared/ids.ts';
 import { IntervalGate } from '../../shared/interval-gate.ts';
-import { findAccount } from '../../store/account.store.ts';
 import type { Db, Queryable } from '../../store/database.ts';
-import { findLiveToken, insertToken, touchConnection } from '../../store/oauth.store.ts';
+import { findLiveTokenWithAccount, insertToken, touchConnection } from '../../store/oauth.store.ts';
 import { accountOutcome } from '../authenticate.ts';
 import { lookUpCredential } from '../credentials-unavailable.ts';
 import type { SigningKeys } from '../signing-keys.ts';
@@ -118,10 +117,13 @@ export class AccessTokens {
     if (!scopes.includes(this.#o.scope))
       throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
     const { db } = this.#o;
-    const stored = await lookUpCredential(() => findLiveToken(db, String(claims.jti)));
+    const stored = await lookUpCredential(() => findLiveTokenWithAccount(db, String(claims.jti)));
     if (stored === undefined)
       throw new BearerError('invalid_token', 'The access token was revoked.');
-    const account = await lookUpCredential(() => findAccount(db, stored.account_id));
+    const account =
+      stored.account_status === null || stored.account_role === null
+        ? undefined
+        : { id: stored.account_id, status: stored.account_status, role: stored.account_role };
     // The same rule as every other credential; RFC 6750 has one word for all its refusals.
     const outcome = accountOutcome(account, {
       kind: 'mcp_token',
