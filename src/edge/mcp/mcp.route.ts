@@ -167,11 +167,16 @@ export async function mcpRoutes(
       { name: 'atelier', title: 'Atelier', version: o.version },
       { instructions, jsonSchemaValidator },
     );
-    registerTools(server, {
-      actor,
-      services: o.services,
-      run: toolRunner(request.log, request.id),
-    });
+    const message = request.body as { method?: unknown; params?: { name?: unknown } } | null;
+    const called =
+      message?.method === 'tools/call' && typeof message.params?.name === 'string'
+        ? message.params.name
+        : undefined;
+    registerTools(
+      server,
+      { actor, services: o.services, run: toolRunner(request.log, request.id) },
+      called,
+    );
     registerGenerationResources(server.server, {
       actor,
       services: o.services,

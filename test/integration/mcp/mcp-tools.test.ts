@@ -79,6 +79,30 @@ describeEachBackend('MCP tools as tools/list shows them', (backend) => {
   });
 });
 
+// A tools/call registers the called tool alone on its request's server; a name that is no
+// tool's must still be the SDK's "not found" tool error, not a missing tools/call method.
+describeEachBackend('MCP tools/call of a name no tool has', (backend) => {
+  let t: TestApp;
+  withTestApp(backend, {}, (started) => {
+    ({ t } = started);
+  });
+
+  it('is a tool error naming the tool, while the real tools still answer', async () => {
+    const { account } = await seedAccount(t.app);
+    const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    try {
+      const result = await client.callTool({ name: 'no_such_tool', arguments: {} });
+      assert.equal(result.isError, true);
+      assert.match(JSON.stringify(result.content), /Tool no_such_tool not found/);
+      const own = await client.callTool({ name: 'get_account', arguments: {} });
+      assert.notEqual(own.isError, true);
+      assert.equal((own.structuredContent as { alias: string }).alias, account.alias);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('MCP tool files', () => {
   const dir = new URL('../../../src/edge/mcp/tools/', import.meta.url).pathname;
   const files = readdirSync(dir).filter((name) => name.endsWith('.ts'));

@@ -13,8 +13,11 @@ export interface ToolContext {
   readonly run: ToolRunner;
 }
 
+/** What a tool is registered on: the server of one request, or only the part it calls. */
+export type ToolServer = Pick<McpServer, 'registerTool'>;
+
 /** Registers one tool (or a small family) on the server of one request. */
-export type RegisterTool = (server: McpServer, context: ToolContext) => void;
+export type RegisterTool = (server: ToolServer, context: ToolContext) => void;
 
 /**
  * The annotations a tool can have here, declared once. Nothing reaches outside Atelier

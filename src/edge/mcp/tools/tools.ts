@@ -11,7 +11,7 @@ import { registerListGenerations } from './list-generations.tool.ts';
 import { registerListModels } from './list-models.tool.ts';
 import { registerListVoiceModels } from './list-voice-models.tool.ts';
 import { submitTool } from './submit-tool.ts';
-import type { RegisterTool, ToolContext } from './tool.ts';
+import type { RegisterTool, ToolContext, ToolServer } from './tool.ts';
 import { registerWaitForGeneration } from './wait-for-generation.tool.ts';
 
 /**
@@ -34,7 +34,23 @@ const tools: readonly RegisterTool[] = [
   registerListAvatars,
 ];
 
-/** Registers every tool on the server of one MCP request. */
-export function registerTools(server: McpServer, context: ToolContext): void {
+/**
+ * Registers the tools on the server of one MCP request: every tool, or with `only`, the tool of
+ * that name alone — a `tools/call` uses no other, and registering all of them was a tenth of
+ * one. A name that is no tool's gets every tool, so the SDK answers it as it always does.
+ */
+export function registerTools(server: McpServer, context: ToolContext, only?: string): void {
+  if (only !== undefined) {
+    let found = false;
+    const one: ToolServer = {
+      registerTool: ((name, config, callback) => {
+        if (name !== only) return undefined;
+        found = true;
+        return server.registerTool(name, config, callback);
+      }) as McpServer['registerTool'],
+    };
+    for (const register of tools) register(one, context);
+    if (found) return;
+  }
   for (const register of tools) register(server, context);
 }
