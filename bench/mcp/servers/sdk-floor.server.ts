@@ -18,8 +18,11 @@ import pg from 'pg';
 import { z } from 'zod';
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
+import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
 import { pgliteStartParams } from '../../../src/store/database.ts';
 import { benchAccount } from './bench-account.ts';
+
+keepWebAssemblyOnBaseline(); // PGlite on the same compiler as Atelier's
 
 const config = loadConfig({
   env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
