@@ -37,6 +37,7 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
   mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '2'] },
   start: { script: 'start/start.bench.ts', quick: ['--runs', '1'] },
+  submit: { script: 'submit/submit.bench.ts', quick: ['--requests', '20', '--warmup', '5'] },
   'rate-limits': {
     script: 'rate-limits/rate-limits.bench.ts',
     quick: ['--duration', '2', '--hits', '2000'],

@@ -7,11 +7,19 @@ import type { App } from '../../../src/app.ts';
 import { csrfParameterName } from '../../../src/auth/oauth/authorization-flow.ts';
 import type { Config } from '../../../src/config/config.ts';
 
-/** Opens the account `bench` (1,000 standard credits) connected to `atelier-local-tools`. */
-export async function benchAccount(app: App, config: Config): Promise<{ token: string }> {
+/**
+ * Opens the account `bench` (1,000 standard credits unless told) connected to
+ * `atelier-local-tools`; with `apiKeyAccess`, it also gets an API key.
+ */
+export async function benchAccount(
+  app: App,
+  config: Config,
+  options: { credits?: number; apiKeyAccess?: boolean } = {},
+): Promise<{ token: string; apiKey?: string }> {
   const account = await app.services.accounts.create({
     alias: 'bench',
-    credits: { standard: 1000 },
+    credits: { standard: options.credits ?? 1000 },
+    apiKeyAccess: options.apiKeyAccess ?? false,
   });
   const clientId = 'atelier-local-tools';
   const redirectUri = 'http://localhost/oauth/callback';
@@ -51,5 +59,7 @@ export async function benchAccount(app: App, config: Config): Promise<{ token: s
     code_verifier: verifier,
     resource,
   });
-  return { token };
+  if (options.apiKeyAccess !== true) return { token };
+  const key = await app.services.apiKeys.issue(account.id, { name: 'bench' });
+  return { token, apiKey: key.secret };
 }
