@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db, Queryable } from './database.ts';
 import type {
   BrowserSessionsTable,
@@ -221,8 +222,9 @@ export async function revokeTokensOfCode(q: Queryable, codeHash: string): Promis
 
 /** A stored, unrevoked, unexpired token, by its `jti`. */
 /**
- * The stored token by `jti` if it is live (not revoked, not expired), with the status and role
- * of its account (null when the account row is gone): one round trip per MCP request.
+ * The stored token by `jti` if it is live (not revoked, not expired), with its account's
+ * status, role and alias (null when the account row is gone) and its balances by category:
+ * everything an MCP request checks, and what `get_account` answers, in one round trip.
  */
 export async function findLiveTokenWithAccount(q: Queryable, jti: string) {
   return q
@@ -235,7 +237,17 @@ export async function findLiveTokenWithAccount(q: Queryable, jti: string) {
       'oauth_tokens.scope',
       'accounts.status as account_status',
       'accounts.role as account_role',
+      'accounts.alias as account_alias',
     ])
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('credit_balances')
+          .select(['category', 'amount'])
+          .whereRef('credit_balances.account_id', '=', 'oauth_tokens.account_id')
+          .orderBy('category'),
+      ).as('balances'),
+    )
     .where('oauth_tokens.jti', '=', jti)
     .where('oauth_tokens.revoked_at', 'is', null)
     .where('oauth_tokens.expires_at', '>', sql<Date>`now()`)

@@ -19,6 +19,14 @@ export interface McpPrincipal {
   readonly clientId: string;
   readonly scope: string;
   readonly jti: string;
+  /**
+   * The account as read with the token, in the same query: its alias and balances by category
+   * at the moment this request was authenticated (read anew for every request, never kept).
+   */
+  readonly account: {
+    readonly alias: string;
+    readonly creditBalances: readonly { category: string; amount: number }[];
+  };
 }
 
 /** Why a bearer token was refused, in RFC 6750 terms. */
@@ -141,6 +149,7 @@ export class AccessTokens {
       clientId: stored.client_id,
       scope: stored.scope,
       jti: stored.jti,
+      account: { alias: stored.account_alias!, creditBalances: stored.balances },
     };
   }
 }

@@ -3,7 +3,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AccessTokens, BearerError } from '../../auth/oauth/access-tokens.ts';
+import {
+  type AccessTokens,
+  BearerError,
+  type McpPrincipal,
+} from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
 import { kindModules } from '../../domain/kinds/kinds.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
@@ -77,11 +81,11 @@ export async function mcpRoutes(
       });
   };
 
-  /** The caller's actor, or a reply already sent. */
+  /** The caller's actor and account as read with the token, or a reply already sent. */
   const authenticate = async (
     request: FastifyRequest,
     reply: FastifyReply,
-  ): Promise<Actor | null> => {
+  ): Promise<{ actor: Actor; account: McpPrincipal['account'] } | null> => {
     const origin = request.headers.origin;
     // DNS rebinding: a page of another origin must not drive this endpoint from a browser,
     // unless the operator listed that origin.
@@ -105,9 +109,12 @@ export async function mcpRoutes(
     try {
       const principal = await o.tokens.verify(match[1]);
       return {
-        accountId: principal.accountId,
-        role: principal.role,
-        credential: { kind: 'mcp_token', clientId: principal.clientId },
+        actor: {
+          accountId: principal.accountId,
+          role: principal.role,
+          credential: { kind: 'mcp_token', clientId: principal.clientId },
+        },
+        account: principal.account,
       };
     } catch (error) {
       if (error instanceof AppError && error.retryable) {
@@ -144,8 +151,9 @@ export async function mcpRoutes(
   );
 
   app.post('/mcp', { onRequest: [cors, limit] }, async (request, reply) => {
-    const actor = await authenticate(request, reply);
-    if (actor === null) return reply;
+    const signedIn = await authenticate(request, reply);
+    if (signedIn === null) return reply;
+    const { actor, account } = signedIn;
     // JSON-RPC batches left MCP in 2025-06-18 (none in 2025-11-25), but the SDK's transport still
     // runs up to 100 messages of one array, whatever version was negotiated: one request, one
     // rate-limit hit, a hundred tool calls. Refused whole, before any message is looked at.
@@ -174,7 +182,7 @@ export async function mcpRoutes(
         : undefined;
     registerTools(
       server,
-      { actor, services: o.services, run: toolRunner(request.log, request.id) },
+      { actor, account, services: o.services, run: toolRunner(request.log, request.id) },
       called,
     );
     registerGenerationResources(server.server, {
@@ -208,8 +216,7 @@ export async function mcpRoutes(
       url: '/mcp',
       onRequest: [cors, limit],
       handler: async (request, reply) => {
-        const actor = await authenticate(request, reply);
-        if (actor === null) return reply;
+        if ((await authenticate(request, reply)) === null) return reply;
         return reply.code(405).header('allow', 'POST').send({
           error: 'method_not_allowed',
           error_description: 'This server is stateless: POST only.',

@@ -134,6 +134,12 @@ describeEachBackend(
         const again = (await client.callTool({ name: 'generate_image', arguments: args }))
           .structuredContent as { content_id: string; deduplicated: boolean };
         assert.deepEqual([again.content_id, again.deduplicated], [submitted.content_id, true]);
+        // The balances are read with the token on every request: the charge shows at once.
+        const after = await client.callTool({ name: 'get_account', arguments: {} });
+        assert.deepEqual(
+          (after.structuredContent as { credit_balances: unknown }).credit_balances,
+          [{ category: 'standard', amount: 19 }],
+        );
 
         const progress: number[] = [];
         const done = await client.callTool(
@@ -300,14 +306,14 @@ describeEachBackend(
     it('a tool that fails unexpectedly answers 190000 with a request id, logged once under it', async () => {
       const { token } = await connected();
       const client = await mcpClient(token);
-      // Fault injection: the account service breaks the way a driver would.
-      const accounts = t.app.services.accounts;
-      const getProfile = accounts.getProfile;
-      accounts.getProfile = async () => {
+      // Fault injection: the results service breaks the way a driver would.
+      const results = t.app.services.results;
+      const listContents = results.listContents;
+      results.listContents = async () => {
         throw new Error('connection to 10.0.0.5 lost: driver internals');
       };
       try {
-        const res = await client.callTool({ name: 'get_account', arguments: {} });
+        const res = await client.callTool({ name: 'list_generations', arguments: {} });
         const [text] = res.content as { text: string }[];
         const { error } = JSON.parse(text!.text.split('\n')[1]!) as {
           error: { code: string; request_id: string; message: string };
@@ -321,7 +327,7 @@ describeEachBackend(
         assert.equal(logged.length, 1, 'logged once');
         assert.equal(JSON.parse(logged[0]!).requestId, error.request_id);
       } finally {
-        accounts.getProfile = getProfile;
+        results.listContents = listContents;
         await client.close();
       }
     });

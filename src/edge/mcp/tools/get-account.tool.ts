@@ -3,7 +3,7 @@ import { defined, toolResult } from '../tool-result.ts';
 import { annotations, type RegisterTool } from './tool.ts';
 
 /** `get_account`: the alias and credit balances an agent reads before it spends anything. */
-export const registerGetAccount: RegisterTool = (server, { actor, services, run }) => {
+export const registerGetAccount: RegisterTool = (server, { account, run }) => {
   server.registerTool(
     'get_account',
     defined('get_account', () => ({
@@ -16,9 +16,10 @@ export const registerGetAccount: RegisterTool = (server, { actor, services, run 
       annotations: annotations.read,
     })),
     () =>
-      run(async () => {
-        const profile = await services.accounts.getProfile(actor);
-        return toolResult({ alias: profile.alias, credit_balances: profile.creditBalances });
-      }),
+      // The request's authentication read the balances with the token, a moment ago and in the
+      // same round trip: no second query.
+      run(async () =>
+        toolResult({ alias: account.alias, credit_balances: [...account.creditBalances] }),
+      ),
   );
 };

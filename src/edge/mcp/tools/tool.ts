@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { McpPrincipal } from '../../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../../domain/actor.ts';
 import type { Services } from '../../services.ts';
 import type { ToolRunner } from '../tool-result.ts';
@@ -9,6 +10,11 @@ import { orNull } from './portable-schema.ts';
 /** What every tool of one MCP request is registered with: who calls, what it may use, how. */
 export interface ToolContext {
   readonly actor: Actor;
+  /**
+   * The account as this request's authentication read it, with the token, in the same query:
+   * its alias and balances at that moment (read anew for every request, never kept).
+   */
+  readonly account: McpPrincipal['account'];
   readonly services: Services;
   readonly run: ToolRunner;
 }
