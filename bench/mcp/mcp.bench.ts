@@ -10,7 +10,8 @@
 //   node bench/mcp/mcp.bench.ts [--duration 10] [--connections 10] [--rounds 1]
 //
 // Each server runs in its own process; the load generator runs in this one. Floor and Atelier
-// alternate, `--rounds` times each (medians are shown). Atelier keeps its embedded PGlite in a
+// alternate, `--rounds` times each (medians are shown); the floor runs on the database Atelier
+// built just before it, with its token and keys. Atelier keeps its embedded PGlite in a
 // temporary DATA_DIR; with PostgreSQL reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL),
 // both are measured on it as well, each on a scratch database.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -40,6 +41,8 @@ interface Started {
   child: ChildProcess;
   url: string;
   token?: string;
+  /** Atelier's public keys (atelier.server.ts), for the floor. */
+  jwks?: unknown;
 }
 
 async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
@@ -56,7 +59,7 @@ async function start(script: string, env: Record<string, string> = {}): Promise<
         throw new Error(`${script} exited (${code}) before it was ready`);
       }),
     ])) as [string];
-    return { child, ...(JSON.parse(line) as { url: string; token?: string }) };
+    return { child, ...(JSON.parse(line) as Omit<Started, 'child'>) };
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -139,7 +142,8 @@ async function load(name: string, server: Started): Promise<Measured> {
     body: call,
     connections,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT compilation, caches, pool
+  // Warm-up (JIT compilation, caches, pool): 2 s, or half a short run.
+  await autocannon({ ...options, duration: Math.min(2, duration / 2) });
   const result = await autocannon({ ...options, duration });
   return {
     name,
@@ -156,28 +160,34 @@ const echoName = 'mcp sdk get_account (constant)';
 const floorName = (backend: string) => `mcp sdk get_account, same work [${backend}]`;
 const atelierName = (backend: string) => `atelier get_account [${backend}]`;
 
-/** Floor and Atelier on one backend, alternately, `rounds` times (the machine is shared). */
+/**
+ * Atelier, then the floor on the database Atelier built (the same rows, its token and keys),
+ * on one backend, `rounds` times, each round on a fresh database.
+ */
 async function pair(backend: string, env: Record<string, string>): Promise<void> {
   for (let round = 0; round < rounds; round++) {
-    for (const [name, script] of [
-      [floorName(backend), './servers/sdk-floor.server.ts'],
-      [atelierName(backend), './servers/atelier.server.ts'],
-    ] as const) {
-      // Each server builds its database afresh: the same rows for both.
-      const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-mcp-'));
-      try {
-        const database = env.DATABASE_URL ? undefined : { DATABASE_URL: '', DATA_DIR: dataDir };
-        if (database !== undefined) {
-          results.push(await measure(name, await start(script, { ...env, ...database })));
-        } else {
-          await withScratchDatabase(benchPostgres!, async (url) => {
-            const server = await start(script, { ...env, DATABASE_URL: url, DATA_DIR: dataDir });
-            results.push(await measure(name, server));
-          });
-        }
-      } finally {
-        await rm(dataDir, { recursive: true, force: true });
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-mcp-'));
+    const both = async (database: Record<string, string>) => {
+      const atelier = await start('./servers/atelier.server.ts', { ...env, ...database });
+      results.push(await measure(atelierName(backend), atelier));
+      const floor = await start('./servers/sdk-floor.server.ts', {
+        ...env,
+        ...database,
+        BENCH_MCP_TOKEN: atelier.token!,
+        BENCH_MCP_JWKS: JSON.stringify(atelier.jwks),
+      });
+      results.push(await measure(floorName(backend), { ...floor, token: atelier.token! }));
+    };
+    try {
+      if (env.DATABASE_URL) {
+        await withScratchDatabase(benchPostgres!, (url) =>
+          both({ DATABASE_URL: url, DATA_DIR: dataDir }),
+        );
+      } else {
+        await both({ DATABASE_URL: '', DATA_DIR: dataDir });
       }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   }
 }

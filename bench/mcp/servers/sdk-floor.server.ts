@@ -6,21 +6,19 @@
 // the balances — on raw `pg` (a pool of 10, Atelier's default) or on PGlite (started as
 // src/store/database.ts starts it). Prints {url, token}.
 //
-// Atelier builds the database (migrations, keys, the account and its token, as for
-// atelier.server.ts) and closes; this process then opens the same database itself.
+// It runs on the database Atelier's bench server built and left (migrations, the account and
+// its token): BENCH_MCP_TOKEN is that token, BENCH_MCP_JWKS Atelier's published keys.
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import Fastify from 'fastify';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import pg from 'pg';
 import { z } from 'zod';
-import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
 import { pgliteStartParams } from '../../../src/store/database.ts';
-import { benchAccount } from './bench-account.ts';
 
 keepWebAssemblyOnBaseline(); // PGlite on the same compiler as Atelier's
 
@@ -28,10 +26,10 @@ const config = loadConfig({
   env: { ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_WINDOW: '0' },
   cwd: process.cwd(),
 });
-const atelier = await buildApp(config);
-const { token } = await benchAccount(atelier, config);
-const jwks = createLocalJWKSet(atelier.oauth.keys.jwks);
-await atelier.close();
+const token = process.env.BENCH_MCP_TOKEN;
+const publicKeys = process.env.BENCH_MCP_JWKS;
+if (!token || !publicKeys) throw new Error('BENCH_MCP_TOKEN and BENCH_MCP_JWKS are required');
+const jwks = createLocalJWKSet(JSON.parse(publicKeys) as JSONWebKeySet);
 
 const { issuer, resource } = config.oauth;
 const scope = 'mcp:access';
