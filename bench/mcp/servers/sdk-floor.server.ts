@@ -53,7 +53,7 @@ if (config.databaseUrl !== undefined) {
   query = async (jti) => (await pool.query<Row>(oneQuery, [jti])).rows[0];
 } else {
   const pglite = new PGlite(path.join(config.dataDir, 'pglite'), {
-    startParams: pgliteStartParams,
+    startParams: [...pgliteStartParams],
   });
   await pglite.waitReady;
   query = async (jti) => (await pglite.query<Row>(oneQuery, [jti])).rows[0];
