@@ -220,7 +220,6 @@ export async function revokeTokensOfCode(q: Queryable, codeHash: string): Promis
     .execute();
 }
 
-/** A stored, unrevoked, unexpired token, by its `jti`. */
 /**
  * The stored token by `jti` if it is live (not revoked, not expired), with its account's
  * status, role and alias (null when the account row is gone) and its balances by category:
