@@ -10,6 +10,7 @@ import * as runningByAccount from './migrations/0007-running-by-account.ts';
 import * as pendingUploads from './migrations/0008-pending-uploads.ts';
 import * as engineCheckpoints from './migrations/0009-engine-checkpoints.ts';
 import * as idpIssuer from './migrations/0010-idp-issuer.ts';
+import * as claimFunction from './migrations/0011-claim-function.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -23,6 +24,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0008-pending-uploads': pendingUploads,
   '0009-engine-checkpoints': engineCheckpoints,
   '0010-idp-issuer': idpIssuer,
+  '0011-claim-function': claimFunction,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -1,4 +1,4 @@
-import { type RawBuilder, type Selectable, sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { FinishCode } from '../domain/finish-code.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import type { ContentRow } from './content.store.ts';
@@ -54,13 +54,14 @@ export interface ClaimedTask {
 }
 
 /**
- * Claims the oldest queued task under a lease. `FOR UPDATE SKIP LOCKED` lets many workers
- * claim at once without waiting on each other or taking the same row.
+ * Claims the oldest queued task under a lease, in one statement. `FOR UPDATE SKIP LOCKED` lets
+ * many workers claim at once without waiting on each other or taking the same row.
  *
  * With `maxRunningPerAccount` above 0, a task whose account already has that many running is
  * passed over. Two workers could each see room for one more at the same moment, so the claim
- * takes a transaction-scoped advisory lock on the account and counts again under it: claims for
- * one account are serialised, claims for different accounts are not.
+ * (the function `atelier_claim_task`, migration 0011) takes a transaction-scoped advisory lock
+ * on the account and counts again under it: claims for one account are serialised, claims for
+ * different accounts are not.
  */
 export async function claimTask(
   db: Db,
@@ -70,8 +71,8 @@ export async function claimTask(
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   // One round trip: claim the row and read its content in the same statement.
-  const claim = async (q: Queryable, target: RawBuilder<unknown>) => {
-    const { rows } = await sql<TaskRow & { content: ContentRow }>`
+  const { rows } = await (maxRunningPerAccount === 0
+    ? sql<TaskRow & { content: ContentRow }>`
       WITH claimed AS (
         UPDATE tasks SET
           status = 'running',
@@ -80,51 +81,24 @@ export async function claimTask(
           lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
           attempts = attempts + 1,
           started_at = coalesce(started_at, now())
-        WHERE id = ${target}
+        WHERE id = (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at LIMIT 1
+          FOR UPDATE SKIP LOCKED)
         RETURNING *
       )
       SELECT claimed.*, row_to_json(contents) AS content
-      FROM claimed JOIN contents ON contents.id = claimed.content_id`.execute(q);
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    const { content, ...task } = row;
-    // row_to_json carries timestamps as text; the content's input is already JSON.
-    return {
-      task: { ...task, lease_token: token },
-      content: { ...content, created_at: new Date(content.created_at as unknown as string) },
-    };
+      FROM claimed JOIN contents ON contents.id = claimed.content_id`
+    : sql<TaskRow & { content: ContentRow }>`
+      SELECT (c.task).*, row_to_json(c.content) AS content
+      FROM atelier_claim_task(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`
+  ).execute(db);
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  const { content, ...task } = row;
+  // row_to_json carries timestamps as text; the content's input is already JSON.
+  return {
+    task: { ...task, lease_token: token },
+    content: { ...content, created_at: new Date(content.created_at as unknown as string) },
   };
-  if (maxRunningPerAccount === 0) {
-    return claim(
-      db,
-      sql`(SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at LIMIT 1
-        FOR UPDATE SKIP LOCKED)`,
-    );
-  }
-  return db.transaction().execute(async (trx) => {
-    // The candidate, and the account's claim lock (waited for, held until commit).
-    // (The lock is taken in a lateral join on the one row chosen, never on rows passed over.)
-    const { rows } = await sql<{ id: string; account_id: string }>`
-      SELECT c.id, c.account_id FROM (
-        SELECT t.id, t.account_id FROM tasks t
-        WHERE t.status = 'queued' AND (
-          SELECT count(*) FROM tasks r WHERE r.account_id = t.account_id AND r.status = 'running'
-        ) < ${maxRunningPerAccount}
-        ORDER BY t.created_at LIMIT 1
-        FOR UPDATE OF t SKIP LOCKED
-      ) c, LATERAL (SELECT pg_advisory_xact_lock(hashtext('atelier-claim:' || c.account_id))) l`.execute(
-      trx,
-    );
-    const candidate = rows[0];
-    if (candidate === undefined) return undefined;
-    // A new statement sees claims other workers committed before the lock came to us.
-    return claim(
-      trx,
-      sql`(SELECT ${candidate.id} WHERE (
-        SELECT count(*) FROM tasks r WHERE r.account_id = ${candidate.account_id} AND r.status = 'running'
-      ) < ${maxRunningPerAccount})`,
-    );
-  });
 }
 
 /** How many tasks of an account are running now. */
