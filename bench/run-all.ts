@@ -27,7 +27,7 @@ interface Benchmark {
 const postgres = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
 
 export const benchmarks: Readonly<Record<string, Benchmark>> = {
-  graphql: { script: 'graphql/graphql.bench.ts', quick: ['--duration', '2'] },
+  graphql: { script: 'graphql/graphql.bench.ts', quick: ['--duration', '1', '--no-yoga'] },
   queue: {
     script: 'queue/queue.bench.ts',
     quick: ['--jobs', '200'],
@@ -35,12 +35,12 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   },
   ws: { script: 'ws/ws.bench.ts', quick: ['--connections', '100'] },
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
-  mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '2'] },
+  mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '1'] },
   start: { script: 'start/start.bench.ts', quick: ['--runs', '1'] },
   submit: { script: 'submit/submit.bench.ts', quick: ['--requests', '20', '--warmup', '5'] },
   'rate-limits': {
     script: 'rate-limits/rate-limits.bench.ts',
-    quick: ['--duration', '2', '--hits', '2000'],
+    quick: ['--duration', '1', '--hits', '2000'],
     unavailable: () => (postgres ? null : 'the shared counts need PostgreSQL (TEST_DATABASE_URL)'),
   },
 };
@@ -92,12 +92,14 @@ async function main(): Promise<number> {
         continue;
       }
       console.log(`\n── ${name} ${'─'.repeat(60 - name.length)}`);
+      const started = performance.now();
       const child = spawn(
         process.execPath,
         [new URL(bench.script, import.meta.url).pathname, ...(values.quick ? bench.quick : [])],
         { stdio: 'inherit', env: { ...process.env, BENCH_RESULTS: resultsFile } },
       );
       const [code] = (await once(child, 'exit')) as [number | null];
+      console.log(`── ${name}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
       if (code !== 0) {
         failed++;
         console.error(`${name} exited with ${code}`);

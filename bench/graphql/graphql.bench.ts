@@ -23,7 +23,10 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '20' },
     rounds: { type: 'string', default: '1' },
+    // `--no-yoga` leaves the second `{ hello }` server out (a quick run).
+    yoga: { type: 'boolean', default: true },
   },
+  allowNegative: true,
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -69,7 +72,8 @@ async function measure(name: string, server: Started, query: string): Promise<Me
     body: JSON.stringify({ query }),
     connections,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT compilation, caches, pool
+  // Warm-up (JIT compilation, caches, pool): 2 s, or half a short run.
+  await autocannon({ ...options, duration: Math.min(2, duration / 2) });
   const result = await autocannon({ ...options, duration });
   const errors = result.errors + result.non2xx;
   return {
@@ -89,9 +93,11 @@ const mercurius = await start('./servers/mercurius-hello.ts');
 results.push(await measure('mercurius { hello }', mercurius, hello));
 await stop(mercurius);
 
-const yoga = await start('./servers/yoga-hello.ts');
-results.push(await measure('yoga { hello }', yoga, hello));
-await stop(yoga);
+if (values.yoga) {
+  const yoga = await start('./servers/yoga-hello.ts');
+  results.push(await measure('yoga { hello }', yoga, hello));
+  await stop(yoga);
+}
 
 /**
  * Floor and Atelier on one kind of database, in turn, `rounds` times; medians of each. Every
@@ -154,7 +160,7 @@ for (const r of results) {
       r.p99.toFixed(1).padStart(7),
       String(r.errors).padStart(7),
       (r.rps / base('mercurius { hello }')).toFixed(2).padStart(11),
-      (r.rps / base('yoga { hello }')).toFixed(2).padStart(6),
+      (values.yoga ? (r.rps / base('yoga { hello }')).toFixed(2) : '—').padStart(6),
     ].join(' '),
   );
 }
