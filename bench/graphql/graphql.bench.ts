@@ -1,22 +1,8 @@
-// GraphQL throughput: Atelier's authenticated getUserByPrivateId against its floor — bare
-// Fastify + Mercurius answering the same query with one database query (servers/floor.ts) —
-// on the same database, and bare `{ hello }` servers (Mercurius, GraphQL Yoga) for scale,
-// under the same load generator (autocannon) in the same run. Prints requests per second and
-// the ratios; Atelier's ratio to its floor is what `npm run bench` reports.
-//
-//   node bench/graphql/graphql.bench.ts [--duration 10] [--connections 20] [--rounds 1]
-//
-// Each server runs in its own process; the load generator runs in this one. Floor and Atelier
-// are measured in turn, `rounds` times (medians reported), so load from elsewhere on the
-// machine falls on both. With PostgreSQL reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL),
-// both are measured on it as well as on PGlite.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { report } from '../report.ts';
 import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
+import { type ServerProcess, startServer, stopServer } from '../server-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,27 +18,11 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Math.max(1, Number(values.rounds));
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  apiKey?: string;
-}
+type Started = ServerProcess<{ url: string; apiKey?: string }>;
 
-async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return { child, ...(JSON.parse(line) as { url: string; apiKey?: string }) };
-}
-
-async function stop(server: Started): Promise<void> {
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
-  server.child.kill('SIGKILL');
-}
+const start = (script: string, env: Record<string, string> = {}) =>
+  startServer<{ url: string; apiKey?: string }>(new URL(script, import.meta.url), env);
+const stop = (server: Started) => stopServer(server);
 
 interface Measured {
   name: string;

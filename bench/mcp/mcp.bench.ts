@@ -14,17 +14,15 @@
 // built just before it, with its token and keys. Atelier keeps its embedded PGlite in a
 // temporary DATA_DIR; with PostgreSQL reachable (BENCH_DATABASE_URL, or TEST_DATABASE_URL),
 // both are measured on it as well, each on a scratch database.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import autocannon from 'autocannon';
 import { report } from '../report.ts';
 import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
+import { type ServerProcess, startServer, stopServer } from '../server-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -37,43 +35,18 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 
-interface Started {
-  child: ChildProcess;
+/** What a server's ready line says. */
+interface Ready {
   url: string;
   token?: string;
   /** Atelier's public keys (atelier.server.ts), for the floor. */
   jwks?: unknown;
 }
 
-async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // A child that dies before its first line fails the run instead of hanging it.
-  const settled = new AbortController();
-  try {
-    const [line] = (await Promise.race([
-      once(createInterface({ input: child.stdout! }), 'line', { signal: settled.signal }),
-      once(child, 'exit', { signal: settled.signal }).then(([code]) => {
-        throw new Error(`${script} exited (${code}) before it was ready`);
-      }),
-    ])) as [string];
-    return { child, ...(JSON.parse(line) as Omit<Started, 'child'>) };
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  } finally {
-    settled.abort();
-  }
-}
+type Started = ServerProcess<Ready>;
 
-async function stop(server: Started): Promise<void> {
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
-  server.child.kill('SIGKILL');
-}
+const start = (script: string, env: Record<string, string> = {}) =>
+  startServer<Ready>(new URL(script, import.meta.url), env);
 
 const call = JSON.stringify({
   jsonrpc: '2.0',
@@ -129,7 +102,7 @@ async function measure(name: string, server: Started): Promise<Measured> {
   try {
     return await load(name, server);
   } finally {
-    await stop(server);
+    await stopServer(server);
   }
 }
 

@@ -16,18 +16,16 @@
 // GraphQL (p50, p99) is what an edge adds.
 //
 //   node bench/submit/submit.bench.ts [--requests 200] [--warmup 30]
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { type Client, createClient } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { report } from '../report.ts';
+import { connectGraphqlWs, startServer, stopServer } from '../server-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -46,28 +44,8 @@ interface Started {
   token: string;
 }
 
-async function start(env: Record<string, string>): Promise<Started> {
-  const script = new URL('./servers/atelier.server.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const settled = new AbortController();
-  try {
-    const [line] = (await Promise.race([
-      once(createInterface({ input: child.stdout! }), 'line', { signal: settled.signal }),
-      once(child, 'exit', { signal: settled.signal }).then(([code]) => {
-        throw new Error(`the server exited (${code}) before it was ready`);
-      }),
-    ])) as [string];
-    return { child, ...(JSON.parse(line) as Omit<Started, 'child'>) };
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  } finally {
-    settled.abort();
-  }
-}
+const start = (env: Record<string, string>) =>
+  startServer<Omit<Started, 'child'>>(new URL('./servers/atelier.server.ts', import.meta.url), env);
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-submit-'));
 const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir });
@@ -121,22 +99,7 @@ async function mcpTool(
   return result.structuredContent;
 }
 
-function connect(): Promise<Client> {
-  const headers = { authorization: `Bearer ${server.apiKey}` };
-  return new Promise((resolve, reject) => {
-    const client = createClient({
-      url: `${server.url.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: class extends WebSocket {
-        constructor(address: string, protocols?: string | string[]) {
-          super(address, protocols, { headers });
-        }
-      },
-      lazy: false,
-      retryAttempts: 0,
-      on: { connected: () => resolve(client), error: reject },
-    });
-  });
-}
+const connect = () => connectGraphqlWs(server.url, server.apiKey);
 
 const submitMutation = `mutation ($input: GenerateImageInput!) {
   generateImage(input: $input) { contentId taskId deduplicated content { creditsCharged } }
@@ -214,10 +177,7 @@ try {
   }
 } finally {
   await client.dispose();
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
-  server.child.kill('SIGKILL');
+  await stopServer(server);
   await rm(dataDir, { recursive: true, force: true });
 }
 

@@ -4,13 +4,16 @@
 // in-memory emitter, same client, same run. Prints both and the ratios.
 //
 //   node bench/ws/ws.bench.ts [--connections 2000] [--per-connection 5]
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { type Client, createClient } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { report } from '../report.ts';
+import {
+  connectGraphqlWs,
+  type ServerProcess,
+  startServer,
+  stopServer,
+} from '../server-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,20 +25,10 @@ const connections = Number(values.connections);
 const perConnection = Number(values['per-connection']);
 const total = connections * perConnection;
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  pid: number;
-  apiKey?: string;
-}
+type Started = ServerProcess<{ url: string; pid: number; apiKey?: string }>;
 
-async function start(script: string): Promise<Started> {
-  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return { child, ...(JSON.parse(line) as { url: string; pid: number; apiKey?: string }) };
-}
+const start = (script: string) =>
+  startServer<{ url: string; pid: number; apiKey?: string }>(new URL(script, import.meta.url));
 
 function rssMiB(pid: number): number {
   return (
@@ -47,22 +40,7 @@ function rssMiB(pid: number): number {
   );
 }
 
-function connect(url: string, apiKey?: string): Promise<Client> {
-  const headers = apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` };
-  return new Promise((resolve, reject) => {
-    const client = createClient({
-      url: `${url.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: class extends WebSocket {
-        constructor(address: string, protocols?: string | string[]) {
-          super(address, protocols, { headers });
-        }
-      },
-      lazy: false,
-      retryAttempts: 0,
-      on: { connected: () => resolve(client), error: reject },
-    });
-  });
-}
+const connect = connectGraphqlWs;
 
 interface Result {
   name: string;
@@ -140,12 +118,7 @@ async function measure(
   return { name, idleMiB, heldMiB, perSubscriptionKiB, fanOutMs };
 }
 
-async function stop(server: Started) {
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-  server.child.kill('SIGKILL');
-}
+const stop = (server: Started) => stopServer(server, 5_000);
 
 const bare = await start('./servers/bare.ts');
 const baseline = await measure(
