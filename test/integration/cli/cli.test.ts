@@ -28,6 +28,7 @@ const allMigrations = [
   '0008-pending-uploads',
   '0009-engine-checkpoints',
   '0010-idp-issuer',
+  '0011-claim-function',
 ];
 
 describe('bin/atelier on the embedded database', () => {
