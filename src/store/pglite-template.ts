@@ -12,9 +12,10 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { atelierCacheDir } from '../config/cache-dir.ts';
+import { systemClock } from '../shared/clock.ts';
 
 /**
  * A data-directory template for the embedded database: what PGlite's initdb writes (about
@@ -43,10 +44,9 @@ export const pgliteVersion: string = (
   ) as { version: string }
 ).version;
 
-/** Where templates are kept: `$XDG_CACHE_HOME/atelier`, by default `~/.cache/atelier`. */
+/** Where templates are kept: Atelier's cache directory (`$XDG_CACHE_HOME/atelier`). */
 export function defaultTemplateRoot(): string {
-  const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cache, 'atelier');
+  return atelierCacheDir();
 }
 
 /** The template for the installed PGlite under `root`. */
@@ -90,7 +90,10 @@ export async function makeTemplate(root: string): Promise<void> {
   const prefix = `${path.basename(dir)}.tmp-`;
   for (const name of readdirSync(root)) {
     const leftover = path.join(root, name);
-    if (name.startsWith(prefix) && Date.now() - statSync(leftover).mtimeMs > 600_000) {
+    if (
+      name.startsWith(prefix) &&
+      systemClock.now().getTime() - statSync(leftover).mtimeMs > 600_000
+    ) {
       rmSync(leftover, { recursive: true, force: true });
     }
   }
