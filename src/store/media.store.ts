@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Queryable } from './database.ts';
 import type { MediaKind, MediaTable } from './schema.ts';
 
@@ -21,25 +21,25 @@ export interface NewMediaRow {
 
 export async function insertMedia(q: Queryable, rows: readonly NewMediaRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await q
-    .insertInto('media')
-    .values(
-      rows.map((m) => ({
-        id: m.id,
-        account_id: m.accountId,
-        content_id: m.contentId,
-        position: m.position,
-        kind: m.kind,
-        mime_type: m.mimeType,
-        bytes: m.bytes,
-        width: m.width,
-        height: m.height,
-        duration_ms: m.durationMs,
-        storage_key: m.storageKey,
-        filename: m.filename,
-      })),
-    )
-    .execute();
+  await q.insertInto('media').values(rows.map(mediaColumns)).execute();
+}
+
+/** A new media row in the table's column names, as inserted. */
+export function mediaColumns(m: NewMediaRow) {
+  return {
+    id: m.id,
+    account_id: m.accountId,
+    content_id: m.contentId,
+    position: m.position,
+    kind: m.kind,
+    mime_type: m.mimeType,
+    bytes: m.bytes,
+    width: m.width,
+    height: m.height,
+    duration_ms: m.durationMs,
+    storage_key: m.storageKey,
+    filename: m.filename,
+  } satisfies Insertable<MediaTable>;
 }
 
 export async function findMedia(q: Queryable, id: string): Promise<MediaRow | undefined> {
