@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 
 /** What happens to tasks, for workers (wake up, abort) and, later, subscriptions. */
 export type TaskEvent =
-  | { readonly type: 'queued' }
+  /** A task waits for a worker (its ID keeps each wake-up distinct: see PostgresChannel). */
+  | { readonly type: 'queued'; readonly taskId: string }
   | {
       readonly type: 'changed';
       readonly taskId: string;

@@ -295,7 +295,7 @@ export class TaskRunner {
       task.attempts < task.max_attempts &&
       (await releaseTask(this.#o.db, task.id, task.lease_token, true))
     ) {
-      await this.#announce({ type: 'queued' });
+      await this.#announce({ type: 'queued', taskId: task.id });
       return;
     }
     await this.#o.finisher.finish(

@@ -191,7 +191,7 @@ export class GenerationService {
     });
     if (!submission.deduplicated) {
       this.#deps.metrics?.countCredits('debit', debited);
-      await this.#announce({ type: 'queued' });
+      await this.#announce({ type: 'queued', taskId: submission.taskId });
     }
     return submission;
   }
