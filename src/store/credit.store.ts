@@ -30,9 +30,9 @@ export async function listBalances(q: Queryable, accountId: string): Promise<Cre
 }
 
 /**
- * Changes one balance and writes its ledger row; call it inside a transaction so the two
- * stand or fall together. A debit larger than the balance, or a credit above `max`, changes
- * nothing and returns `undefined`: the guard is in the UPDATE itself, so concurrent debits cannot overdraw
+ * Changes one balance and writes its ledger row, in one statement: the two stand or fall
+ * together. A debit larger than the balance, or a credit above `max`, changes nothing and
+ * returns `undefined`: the guard is in the UPDATE itself, so concurrent debits cannot overdraw
  * (and the table's CHECK would refuse it anyway).
  */
 export async function changeBalance(
@@ -42,46 +42,53 @@ export async function changeBalance(
   if (!Number.isInteger(change.delta) || change.delta === 0) {
     throw new RangeError(`A balance change must be a non-zero integer, got ${change.delta}`);
   }
-  const row =
-    change.delta > 0
-      ? await q
-          .insertInto('credit_balances')
-          .values({ account_id: change.accountId, category: change.category, amount: change.delta })
-          .onConflict((oc) => {
-            const update = oc
-              .columns(['account_id', 'category'])
-              .doUpdateSet((eb) => ({ amount: eb('credit_balances.amount', '+', change.delta) }));
-            // Compared as bigint, so the sum itself can never overflow the integer column.
-            return change.max === undefined
-              ? update
-              : update.where(
-                  sql<boolean>`credit_balances.amount::bigint + ${change.delta} <= ${change.max}`,
-                );
-          })
-          .returning('amount')
-          .executeTakeFirst()
-      : await q
-          .updateTable('credit_balances')
-          .set((eb) => ({ amount: eb('amount', '+', change.delta) }))
-          .where('account_id', '=', change.accountId)
-          .where('category', '=', change.category)
-          .where('amount', '>=', -change.delta)
-          .returning('amount')
-          .executeTakeFirst();
-  if (row === undefined) return undefined;
-  await q
+  const row = await q
+    .with('changed', (w) =>
+      change.delta > 0
+        ? w
+            .insertInto('credit_balances')
+            .values({
+              account_id: change.accountId,
+              category: change.category,
+              amount: change.delta,
+            })
+            .onConflict((oc) => {
+              const update = oc
+                .columns(['account_id', 'category'])
+                .doUpdateSet((eb) => ({ amount: eb('credit_balances.amount', '+', change.delta) }));
+              // Compared as bigint, so the sum itself can never overflow the integer column.
+              return change.max === undefined
+                ? update
+                : update.where(
+                    sql<boolean>`credit_balances.amount::bigint + ${change.delta} <= ${change.max}`,
+                  );
+            })
+            .returning('amount')
+        : w
+            .updateTable('credit_balances')
+            .set((eb) => ({ amount: eb('amount', '+', change.delta) }))
+            .where('account_id', '=', change.accountId)
+            .where('category', '=', change.category)
+            .where('amount', '>=', -change.delta)
+            .returning('amount'),
+    )
     .insertInto('credit_ledger')
-    .values({
-      id: newId('led'),
-      account_id: change.accountId,
-      category: change.category,
-      delta: change.delta,
-      balance_after: row.amount,
-      reason: change.reason,
-      reference: change.reference,
-    })
-    .execute();
-  return row.amount;
+    .columns(['id', 'account_id', 'category', 'delta', 'balance_after', 'reason', 'reference'])
+    .expression((eb) =>
+      eb.selectFrom('changed').select([
+        // Typed: parameters in a select list would otherwise arrive as text.
+        sql<string>`${newId('led')}::text`.as('id'),
+        sql<string>`${change.accountId}::text`.as('account_id'),
+        sql<string>`${change.category}::text`.as('category'),
+        sql<number>`${change.delta}::integer`.as('delta'),
+        'changed.amount',
+        sql<string>`${change.reason}::text`.as('reason'),
+        sql<string | null>`${change.reference}::text`.as('reference'),
+      ]),
+    )
+    .returning('balance_after')
+    .executeTakeFirst();
+  return row?.balance_after;
 }
 
 /**
