@@ -9,14 +9,11 @@ import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import {
-  type ContentRow,
-  findContentByIdempotencyKey,
-  insertContent,
-} from '../store/content.store.ts';
-import { changeBalance, listBalances, lockBalances } from '../store/credit.store.ts';
+import { type ContentRow, findContentByIdempotencyKey } from '../store/content.store.ts';
+import { listBalances, lockBalances, readBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
-import { findTask, findTasksOfContents, insertTask } from '../store/task-queue.store.ts';
+import { insertSubmission, isOverdrawn } from '../store/submission.store.ts';
+import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
@@ -66,8 +63,8 @@ const maxIdempotencyKeyLength = commonFields.idempotencyKey.maxLength;
 const uniqueViolation = '23505';
 
 /**
- * Generations of an account: submission (validated, priced, charged and queued in one
- * transaction), cost estimates with the same rules, results, and cancellation.
+ * Generations of an account: submission (validated, priced, then charged and queued at
+ * once), cost estimates with the same rules, results, and cancellation.
  */
 export class GenerationService {
   readonly #deps: GenerationServiceDeps;
@@ -136,42 +133,58 @@ export class GenerationService {
     };
   }
 
+  /**
+   * Charges and queues in one statement, planned from the balances as read. When a balance fell
+   * meanwhile (another submission spent it), the statement changes nothing and the submission
+   * is planned again under row locks, where it cannot be overtaken.
+   */
   async #submit(
     actor: Actor,
     request: Prepared & { idempotencyKey: string | null; inputHash: string },
   ): Promise<Submission> {
+    const { db } = this.#deps;
+    const charged = await this.#charge(db, actor, request, readBalances).catch((error) => {
+      if (!isOverdrawn(error)) throw error;
+      return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockBalances));
+    });
+    if (charged.debited.length > 0) this.#deps.metrics?.countCredits('debit', charged.debited);
+    if (!charged.submission.deduplicated) {
+      await this.#announce({ type: 'queued', taskId: charged.submission.taskId });
+    }
+    return charged.submission;
+  }
+
+  async #charge(
+    q: Queryable,
+    actor: Actor,
+    request: Prepared & { idempotencyKey: string | null; inputHash: string },
+    balancesOf: (q: Queryable, accountId: string) => Promise<ReadonlyMap<string, number>>,
+  ): Promise<{ submission: Submission; debited: readonly CreditAmount[] }> {
     const { model, settings, credits, idempotencyKey, inputHash } = request;
-    const debited: CreditAmount[] = [];
-    const submission = await this.#deps.db.transaction().execute(async (trx) => {
-      if (idempotencyKey !== null) {
-        const earlier = await findContentByIdempotencyKey(trx, actor.accountId, idempotencyKey);
-        if (earlier !== undefined) return this.#deduplicate(trx, earlier, inputHash);
+    if (idempotencyKey !== null) {
+      const earlier = await findContentByIdempotencyKey(q, actor.accountId, idempotencyKey);
+      if (earlier !== undefined) {
+        return { submission: await this.#deduplicate(q, earlier, inputHash), debited: [] };
       }
-      const plan = planDebit(
-        await lockBalances(trx, actor.accountId),
-        credits,
-        this.#deps.creditOrder,
-        model.pricing.category,
+    }
+    const plan = planDebit(
+      await balancesOf(q, actor.accountId),
+      credits,
+      this.#deps.creditOrder,
+      model.pricing.category,
+    );
+    if (!plan.ok) {
+      throw new AppError(
+        ErrorCode.InsufficientCredits,
+        `This generation costs ${credits} credits; ${plan.available} are available.`,
+        { required: credits, available: plan.available, category: model.pricing.category },
       );
-      if (!plan.ok) {
-        throw new AppError(
-          ErrorCode.InsufficientCredits,
-          `This generation costs ${credits} credits; ${plan.available} are available.`,
-          { required: credits, available: plan.available, category: model.pricing.category },
-        );
-      }
-      const contentId = newId('cnt');
-      for (const part of plan.parts) {
-        const after = await changeBalance(trx, {
-          accountId: actor.accountId,
-          category: part.category,
-          delta: -part.amount,
-          reason: 'debit',
-          reference: contentId,
-        });
-        if (after !== undefined) debited.push(part);
-      }
-      await insertContent(trx, {
+    }
+    const contentId = newId('cnt');
+    const taskId = newId('tsk');
+    await insertSubmission(q, {
+      debits: plan.parts,
+      content: {
         id: contentId,
         accountId: actor.accountId,
         kind: request.kind,
@@ -180,20 +193,10 @@ export class GenerationService {
         inputHash,
         idempotencyKey,
         creditsCharged: credits,
-      });
-      const task = await insertTask(trx, {
-        id: newId('tsk'),
-        contentId,
-        accountId: actor.accountId,
-        maxAttempts: this.#deps.maxAttempts,
-      });
-      return { contentId, taskId: task.id, deduplicated: false };
+      },
+      task: { id: taskId, maxAttempts: this.#deps.maxAttempts },
     });
-    if (!submission.deduplicated) {
-      this.#deps.metrics?.countCredits('debit', debited);
-      await this.#announce({ type: 'queued', taskId: submission.taskId });
-    }
-    return submission;
+    return { submission: { contentId, taskId, deduplicated: false }, debited: plan.parts };
   }
 
   async #deduplicate(trx: Queryable, earlier: ContentRow, inputHash: string): Promise<Submission> {

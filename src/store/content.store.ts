@@ -16,23 +16,6 @@ export interface NewContentRow {
   creditsCharged: number;
 }
 
-export async function insertContent(q: Queryable, row: NewContentRow): Promise<ContentRow> {
-  return q
-    .insertInto('contents')
-    .values({
-      id: row.id,
-      account_id: row.accountId,
-      kind: row.kind,
-      model_id: row.modelId,
-      input: JSON.stringify(row.input),
-      input_hash: row.inputHash,
-      idempotency_key: row.idempotencyKey,
-      credits_charged: row.creditsCharged,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /** A content of the account; another account's ID finds nothing. */
 export async function findContent(
   q: Queryable,

@@ -133,12 +133,22 @@ export async function refundContent(
 
 /** Balances of the account as a map, read with row locks when inside a transaction that debits. */
 export async function lockBalances(q: Queryable, accountId: string): Promise<Map<string, number>> {
-  const rows = await q
+  return balanceMap(await balancesQuery(q, accountId).forUpdate().execute());
+}
+
+/** Balances of the account as a map, as last committed (no locks). */
+export async function readBalances(q: Queryable, accountId: string): Promise<Map<string, number>> {
+  return balanceMap(await balancesQuery(q, accountId).execute());
+}
+
+function balancesQuery(q: Queryable, accountId: string) {
+  return q
     .selectFrom('credit_balances')
     .select(['category', 'amount'])
-    .where('account_id', '=', accountId)
-    .forUpdate()
-    .execute();
+    .where('account_id', '=', accountId);
+}
+
+function balanceMap(rows: readonly CreditBalanceRow[]): Map<string, number> {
   return new Map(rows.map((r) => [r.category, r.amount]));
 }
 

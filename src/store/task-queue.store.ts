@@ -9,22 +9,6 @@ import type { Tables, TasksTable } from './schema.ts';
 
 export type TaskRow = Selectable<TasksTable>;
 
-export async function insertTask(
-  q: Queryable,
-  task: { id: string; contentId: string; accountId: string; maxAttempts: number },
-): Promise<TaskRow> {
-  return q
-    .insertInto('tasks')
-    .values({
-      id: task.id,
-      content_id: task.contentId,
-      account_id: task.accountId,
-      max_attempts: task.maxAttempts,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /** A task of the account; another account's ID finds nothing. */
 export async function findTask(
   q: Queryable,

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { newId } from '../../../src/shared/ids.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
-import { insertContent } from '../../../src/store/content.store.ts';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
-import { claimTask, insertTask, runningOf } from '../../../src/store/task-queue.store.ts';
+import { insertSubmission } from '../../../src/store/submission.store.ts';
+import { claimTask, runningOf } from '../../../src/store/task-queue.store.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 
@@ -18,17 +18,20 @@ async function queueTasks(database: Database, count: number): Promise<string> {
   });
   for (let i = 0; i < count; i++) {
     const contentId = newId('cnt');
-    await insertContent(database.db, {
-      id: contentId,
-      accountId,
-      kind: 'image',
-      modelId: 'mdl_test',
-      input: { prompt: `task ${i}` },
-      inputHash: contentId,
-      idempotencyKey: null,
-      creditsCharged: 1,
+    await insertSubmission(database.db, {
+      debits: [],
+      content: {
+        id: contentId,
+        accountId,
+        kind: 'image',
+        modelId: 'mdl_test',
+        input: { prompt: `task ${i}` },
+        inputHash: contentId,
+        idempotencyKey: null,
+        creditsCharged: 1,
+      },
+      task: { id: newId('tsk'), maxAttempts: 3 },
     });
-    await insertTask(database.db, { id: newId('tsk'), contentId, accountId, maxAttempts: 3 });
   }
   return accountId;
 }

@@ -7,6 +7,11 @@ import { newId } from '../../../src/shared/ids.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
 import { changeBalance, listBalances } from '../../../src/store/credit.store.ts';
 import type { Database } from '../../../src/store/database.ts';
+import {
+  insertSubmission,
+  isOverdrawn,
+  type NewSubmission,
+} from '../../../src/store/submission.store.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 
@@ -23,6 +28,43 @@ async function newAccount(database: Database, credits: number): Promise<string> 
     });
   }
   return id;
+}
+
+async function grant(database: Database, accountId: string, category: string, credits: number) {
+  await changeBalance(database.db, {
+    accountId,
+    category,
+    delta: credits,
+    reason: 'grant',
+    reference: null,
+  });
+}
+
+function newSubmission(accountId: string, debits: NewSubmission['debits']): NewSubmission {
+  const id = newId('cnt');
+  return {
+    debits,
+    content: {
+      id,
+      accountId,
+      kind: 'image',
+      modelId: 'mdl_test',
+      input: { prompt: 'a submission' },
+      inputHash: id,
+      idempotencyKey: null,
+      creditsCharged: debits.reduce((sum, d) => sum + d.amount, 0),
+    },
+    task: { id: newId('tsk'), maxAttempts: 3 },
+  };
+}
+
+async function ledgerOf(database: Database, reference: string) {
+  return database.db
+    .selectFrom('credit_ledger')
+    .select(['category', 'delta', 'balance_after', 'reason'])
+    .where('reference', '=', reference)
+    .orderBy('seq')
+    .execute();
 }
 
 describeEachBackend('transactions and the credit ledger', (backend) => {
@@ -103,6 +145,59 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
       .where('reference', '=', 'rolled back')
       .execute();
     assert.equal(rolledBack.length, 0);
+  });
+  it('a submission records its debits in plan order, its content and its queued task', async () => {
+    const accountId = await newAccount(database, 5);
+    await grant(database, accountId, 'promo', 2);
+    const submission = newSubmission(accountId, [
+      { category: 'promo', amount: 2 },
+      { category: 'standard', amount: 1 },
+    ]);
+    await insertSubmission(database.db, submission);
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'promo', amount: 0 },
+      { category: 'standard', amount: 4 },
+    ]);
+    assert.deepEqual(await ledgerOf(database, submission.content.id), [
+      { category: 'promo', delta: -2, balance_after: 0, reason: 'debit' },
+      { category: 'standard', delta: -1, balance_after: 4, reason: 'debit' },
+    ]);
+    const task = await database.db
+      .selectFrom('tasks')
+      .select(['id', 'status', 'account_id', 'max_attempts'])
+      .where('content_id', '=', submission.content.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(task, {
+      id: submission.task.id,
+      status: 'queued',
+      account_id: accountId,
+      max_attempts: 3,
+    });
+  });
+
+  it('a submission whose second debit overdraws changes nothing at all', async () => {
+    const accountId = await newAccount(database, 5);
+    await grant(database, accountId, 'promo', 2);
+    const submission = newSubmission(accountId, [
+      { category: 'standard', amount: 3 },
+      { category: 'promo', amount: 4 },
+    ]);
+    const refused = await insertSubmission(database.db, submission).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(isOverdrawn(refused), `refused as overdrawn, got ${String(refused)}`);
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'promo', amount: 2 },
+      { category: 'standard', amount: 5 },
+    ]);
+    assert.deepEqual(await ledgerOf(database, submission.content.id), []);
+    const stored = await database.db
+      .selectFrom('contents')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .execute();
+    assert.deepEqual(stored, [], 'no content, and so no task');
   });
 });
 

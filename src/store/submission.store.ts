@@ -1,0 +1,61 @@
+import { sql } from 'kysely';
+import type { DebitPart } from '../domain/credits.ts';
+import { newId } from '../shared/ids.ts';
+import type { NewContentRow } from './content.store.ts';
+import type { Queryable } from './database.ts';
+
+/** PostgreSQL's check_violation on `credit_balances.amount >= 0`: a debit met too small a balance. */
+const overdrawn = { code: '23514', constraint: 'credit_balances_amount_check' };
+
+/** Whether `error` is a submission refused because a balance had fallen below its debit. */
+export function isOverdrawn(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown };
+  return e.code === overdrawn.code && e.constraint === overdrawn.constraint;
+}
+
+export interface NewSubmission {
+  /** What to take from which balance of the content's account (none for a free model). */
+  readonly debits: readonly DebitPart[];
+  readonly content: NewContentRow;
+  readonly task: { readonly id: string; readonly maxAttempts: number };
+}
+
+/**
+ * Records a submission in one statement, so all of it stands or none does: each debit and its
+ * ledger row (reason `debit`, the content as reference), the content, and its queued task.
+ *
+ * A debit larger than its balance makes the whole statement fail on the balance's CHECK
+ * (`isOverdrawn`), changing nothing; the caller then plans again. Balances planned from a read
+ * without locks are safe this way: the UPDATE subtracts from the row as committed, and a
+ * balance row, once created, is never deleted, so every planned debit finds its row.
+ */
+export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<void> {
+  const { content, task, debits } = s;
+  await sql`
+    WITH plan AS (
+      SELECT * FROM unnest(
+        ${debits.map((d) => d.category)}::text[],
+        ${debits.map((d) => d.amount)}::integer[],
+        ${debits.map(() => newId('led'))}::text[]
+      ) WITH ORDINALITY AS p(category, amount, ledger_id, n)
+    ), debited AS (
+      UPDATE credit_balances SET amount = credit_balances.amount - plan.amount
+      FROM plan
+      WHERE credit_balances.account_id = ${content.accountId}
+        AND credit_balances.category = plan.category
+      RETURNING plan.*, credit_balances.amount AS balance_after
+    ), ledger AS (
+      INSERT INTO credit_ledger (id, account_id, category, delta, balance_after, reason, reference)
+      SELECT ledger_id, ${content.accountId}, category, -amount, balance_after, 'debit', ${content.id}
+      FROM debited ORDER BY n
+    ), content AS (
+      INSERT INTO contents
+        (id, account_id, kind, model_id, input, input_hash, idempotency_key, credits_charged)
+      VALUES (${content.id}, ${content.accountId}, ${content.kind}, ${content.modelId},
+        ${JSON.stringify(content.input)}, ${content.inputHash}, ${content.idempotencyKey},
+        ${content.creditsCharged})
+      RETURNING id, account_id
+    )
+    INSERT INTO tasks (id, content_id, account_id, max_attempts)
+    SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer FROM content`.execute(q);
+}
