@@ -192,7 +192,9 @@ export class TaskRunner {
       const logged = { ...ids, finishCode, ms, stopped: hold.reason ?? null };
       this.#o.log.info(detail ? { ...logged, detail } : logged, 'engine run ended');
     };
-    await this.#announce(changed);
+    // Not waited for: the engine need not wait on a wake-up call. Events leave in the order
+    // published, so this one still precedes the finish's.
+    void this.#announce(changed);
     try {
       const result = await Promise.race([
         this.#execute(
