@@ -30,7 +30,7 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   graphql: { script: 'graphql/graphql.bench.ts', quick: ['--duration', '1', '--no-yoga'] },
   queue: {
     script: 'queue/queue.bench.ts',
-    quick: ['--jobs', '200'],
+    quick: ['--jobs', '200', '--rounds', '1'],
     unavailable: () => (postgres ? null : 'graphile-worker needs PostgreSQL (TEST_DATABASE_URL)'),
   },
   ws: { script: 'ws/ws.bench.ts', quick: ['--connections', '100'] },

@@ -3,7 +3,8 @@
 // fenced transaction, against graphile-worker (`addJob` + a no-op task) on the same server,
 // same concurrency, same run. Prints jobs/s for both and the ratio.
 //
-//   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/queue/queue.bench.ts [--jobs 2000] [--concurrency 4]
+//   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/queue/queue.bench.ts \
+//     [--jobs 2000] [--concurrency 4] [--submitters 8] [--rounds 3]
 import { parseArgs } from 'node:util';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
@@ -20,11 +21,13 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '4' },
     submitters: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const jobs = Number(values.jobs);
 const concurrency = Number(values.concurrency);
 const submitters = Number(values.submitters);
+const rounds = Number(values.rounds);
 const server = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
 if (!server) {
   console.error('Set BENCH_DATABASE_URL or TEST_DATABASE_URL to a PostgreSQL server.');
@@ -49,10 +52,13 @@ async function waitUntil(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-/** Seconds until the last submission returned (the rest is the workers catching up). */
-const submittedIn = { atelier: 0, graphile: 0 };
+/** One side's run: jobs/s end to end, and submissions/s until the last one returned. */
+interface Run {
+  readonly rate: number;
+  readonly submitted: number;
+}
 
-async function atelier(url: string): Promise<number> {
+async function atelier(url: string): Promise<Run> {
   const config = loadConfig({
     env: {
       DATABASE_URL: url,
@@ -92,15 +98,15 @@ async function atelier(url: string): Promise<number> {
         prompt: 'noop',
       }),
     );
-    submittedIn.atelier = (performance.now() - started) / 1000;
+    const submitted = jobs / ((performance.now() - started) / 1000);
     await waitUntil(async () => (await countTasks(core.database.db, 'finished')) === jobs);
-    return jobs / ((performance.now() - started) / 1000);
+    return { rate: jobs / ((performance.now() - started) / 1000), submitted };
   } finally {
     await core.close();
   }
 }
 
-async function graphileWorker(url: string): Promise<number> {
+async function graphileWorker(url: string): Promise<Run> {
   let done = 0;
   const pgPool = new pg.Pool({ connectionString: url, max: concurrency + submitters + 2 });
   pgPool.on('error', () => {});
@@ -121,9 +127,9 @@ async function graphileWorker(url: string): Promise<number> {
   try {
     const started = performance.now();
     await inParallel(jobs, submitters, () => utils.addJob('noop', {}));
-    submittedIn.graphile = (performance.now() - started) / 1000;
+    const submitted = jobs / ((performance.now() - started) / 1000);
     await waitUntil(async () => done >= jobs);
-    return jobs / ((performance.now() - started) / 1000);
+    return { rate: jobs / ((performance.now() - started) / 1000), submitted };
   } finally {
     await utils.release();
     await runner.stop();
@@ -131,26 +137,40 @@ async function graphileWorker(url: string): Promise<number> {
   }
 }
 
-const ours = await withScratchDatabase(server!, atelier);
-const theirs = await withScratchDatabase(server!, graphileWorker);
+/** The middle run by rate (the lower middle of an even count). */
+function median(runs: readonly Run[]): Run {
+  const sorted = [...runs].sort((a, b) => a.rate - b.rate);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+// Rounds alternate the two sides, each on a fresh database, so a slower stretch of the machine
+// (or of the server's caches) falls on both; each side reports its median round.
+const ourRuns: Run[] = [];
+const theirRuns: Run[] = [];
+for (let round = 0; round < rounds; round++) {
+  ourRuns.push(await withScratchDatabase(server!, atelier));
+  theirRuns.push(await withScratchDatabase(server!, graphileWorker));
+}
+const ours = median(ourRuns);
+const theirs = median(theirRuns);
 console.log(
-  `\n${jobs} jobs, ${concurrency} worker slots, ${submitters} concurrent submitters, node ${process.version}\n`,
+  `\n${jobs} jobs, ${concurrency} worker slots, ${submitters} concurrent submitters, ${rounds} rounds (medians), node ${process.version}\n`,
 );
 console.log(
-  'queue                                      end-to-end jobs/s   × graphile-worker   submissions/s',
+  'queue                                      end-to-end jobs/s   × graphile-worker   submissions/s   rounds (jobs/s)',
 );
-const row = (name: string, rate: number, submitted: number) =>
+const row = (name: string, run: Run, all: readonly Run[]) =>
   console.log(
-    `${name.padEnd(42)} ${rate.toFixed(0).padStart(17)} ${(rate / theirs).toFixed(2).padStart(19)} ${(jobs / submitted).toFixed(0).padStart(15)}`,
+    `${name.padEnd(42)} ${run.rate.toFixed(0).padStart(17)} ${(run.rate / theirs.rate).toFixed(2).padStart(19)} ${run.submitted.toFixed(0).padStart(15)}   ${all.map((r) => r.rate.toFixed(0)).join(' ')}`,
   );
-row('atelier (submit+charge → claim → finish)', ours, submittedIn.atelier);
-row('graphile-worker (addJob → no-op task)', theirs, submittedIn.graphile);
+row('atelier (submit+charge → claim → finish)', ours, ourRuns);
+row('graphile-worker (addJob → no-op task)', theirs, theirRuns);
 report([
   {
     bench: 'queue',
     measure: 'submit → claim → finish, end to end',
-    atelier: ours,
-    baseline: theirs,
+    atelier: ours.rate,
+    baseline: theirs.rate,
     baselineName: 'graphile-worker',
     unit: 'jobs/s',
     higherIsBetter: true,
