@@ -1,7 +1,3 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type AccessTokens,
@@ -9,28 +5,23 @@ import {
   type McpPrincipal,
 } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
-import { kindModules } from '../../domain/kinds/kinds.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
 import { corsHeaders, preflightRoute } from '../http/cors.ts';
 import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
-import { registerGenerationResources } from './generation-resources.ts';
-import { toolError, toolRunner } from './tool-result.ts';
-import { registerTools } from './tools/tools.ts';
+import { toolError } from './tool-result.ts';
 
-/** The generate_* tools, one per kind: "generate_image, …, or generate_avatar_video". */
-const generateTools = kindModules
-  .map((kind) => kind.names.tool)
-  .join(', ')
-  .replace(/, ([^,]+)$/, ' or $1');
-
-const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
-Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → ${generateTools} with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
-Speech needs a voice (list_voice_models); an avatar video needs an avatar (list_avatars) and a script or an uploaded audio; images and videos may use elements (list_elements).
-Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.
-Past generations are also resources (atelier://generations/{content_id}, newest first in resources/list): reading one gives get_generation's JSON with fresh download links, and a small finished image inline.`;
+/**
+ * The MCP SDK and what builds a server with it (about 10 MiB of a server's memory), loaded by
+ * the first request to `/mcp`: a deployment that no agent uses never pays for it.
+ */
+let mcpServer: Promise<typeof import('./mcp-server.ts')> | undefined;
+const loadMcp = () => {
+  mcpServer ??= import('./mcp-server.ts');
+  return mcpServer;
+};
 
 /**
  * `/mcp`: Streamable HTTP in stateless mode (any node answers any request), behind MCP access
@@ -63,9 +54,6 @@ export async function mcpRoutes(
     ],
   });
   const resourceMetadata = `${o.publicUrl}/.well-known/oauth-protected-resource/mcp`;
-  // Every request's server would otherwise build its own Ajv (with its formats), a tenth of a
-  // tools/call; this one serves them all (the SDK uses it only for elicitation schemas).
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   const challenge = (reply: FastifyReply, status: 401 | 403, error?: BearerError) => {
     const parts = [`resource_metadata="${resourceMetadata}"`, 'scope="mcp:access"'];
@@ -94,7 +82,7 @@ export async function mcpRoutes(
       return null;
     }
     const version = request.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    if (typeof version === 'string' && !(await loadMcp()).supportsVersion(version)) {
       await reply.code(400).send({
         error: 'invalid_request',
         error_description: `Unsupported MCP-Protocol-Version ${version}.`,
@@ -151,6 +139,7 @@ export async function mcpRoutes(
   );
 
   app.post('/mcp', { onRequest: [cors, limit] }, async (request, reply) => {
+    const mcp = await loadMcp();
     const signedIn = await authenticate(request, reply);
     if (signedIn === null) return reply;
     const { actor, account } = signedIn;
@@ -171,41 +160,12 @@ export async function mcpRoutes(
     if (badText !== null) {
       return reply.code(badText.status).header('cache-control', 'no-store').send(badText.body);
     }
-    const server = new McpServer(
-      { name: 'atelier', title: 'Atelier', version: o.version },
-      { instructions, jsonSchemaValidator },
-    );
-    const message = request.body as { method?: unknown; params?: { name?: unknown } } | null;
-    const called =
-      message?.method === 'tools/call' && typeof message.params?.name === 'string'
-        ? message.params.name
-        : undefined;
-    registerTools(
-      server,
-      { actor, account, services: o.services, run: toolRunner(request.log, request.id) },
-      called,
-    );
-    registerGenerationResources(server.server, {
+    await mcp.answer(request, reply, {
       actor,
+      account,
       services: o.services,
-      log: request.log,
-      requestId: request.id,
+      version: o.version,
     });
-    // The SDK advertises `tools.listChanged: true` once a tool is registered. This server lives
-    // for one request, its tools never change under a client, and it never sends list_changed.
-    server.server.registerCapabilities({ tools: { listChanged: false } });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    // The transport writes the response itself: headers set so far (security, rate limit,
-    // request id) go onto the raw response first.
-    for (const [name, value] of Object.entries(reply.getHeaders()))
-      if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.hijack();
-    reply.raw.on('close', () => {
-      transport.close().catch(() => {});
-      server.close().catch(() => {});
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
     return reply;
   });
 

@@ -1,0 +1,92 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { McpPrincipal } from '../../auth/oauth/access-tokens.ts';
+import type { Actor } from '../../domain/actor.ts';
+import { kindModules } from '../../domain/kinds/kinds.ts';
+import type { Services } from '../services.ts';
+import { registerGenerationResources } from './generation-resources.ts';
+import { toolRunner } from './tool-result.ts';
+import { registerTools } from './tools/tools.ts';
+
+/** The generate_* tools, one per kind: "generate_image, …, or generate_avatar_video". */
+const generateTools = kindModules
+  .map((kind) => kind.names.tool)
+  .join(', ')
+  .replace(/, ([^,]+)$/, ' or $1');
+
+const instructions = `Atelier makes images, videos, speech and talking-avatar videos for the signed-in account, paid with its credits.
+Flow: get_account → list_models (pick a ready, accessible model of the kind you need) → estimate_cost → ${generateTools} with an idempotency_key → wait_for_generation → use the download links (get_download_urls refreshes them).
+Speech needs a voice (list_voice_models); an avatar video needs an avatar (list_avatars) and a script or an uploaded audio; images and videos may use elements (list_elements).
+Never resubmit blindly after a timeout or an error: call list_generations with the idempotency_key first, or resend with the same key (it cannot charge twice). A finish_code other than 0 means the credits were refunded.
+Past generations are also resources (atelier://generations/{content_id}, newest first in resources/list): reading one gives get_generation's JSON with fresh download links, and a small finished image inline.`;
+
+// Every request's server would otherwise build its own Ajv (with its formats), a tenth of a
+// tools/call; this one serves them all (the SDK uses it only for elicitation schemas).
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+export function supportsVersion(version: string): boolean {
+  return SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+}
+
+/** Who asks, as `/mcp` authenticated them, and what the server answers with. */
+export interface McpCaller {
+  readonly actor: Actor;
+  readonly account: McpPrincipal['account'];
+  readonly services: Services;
+  readonly version: string;
+}
+
+/**
+ * Answers one authenticated message with a server of its own (stateless: any node answers any
+ * request), whose tools and resources act as the caller's account. The transport writes the
+ * response; the reply is hijacked.
+ */
+export async function answer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  c: McpCaller,
+): Promise<void> {
+  const server = new McpServer(
+    { name: 'atelier', title: 'Atelier', version: c.version },
+    { instructions, jsonSchemaValidator },
+  );
+  const message = request.body as { method?: unknown; params?: { name?: unknown } } | null;
+  const called =
+    message?.method === 'tools/call' && typeof message.params?.name === 'string'
+      ? message.params.name
+      : undefined;
+  registerTools(
+    server,
+    {
+      actor: c.actor,
+      account: c.account,
+      services: c.services,
+      run: toolRunner(request.log, request.id),
+    },
+    called,
+  );
+  registerGenerationResources(server.server, {
+    actor: c.actor,
+    services: c.services,
+    log: request.log,
+    requestId: request.id,
+  });
+  // The SDK advertises `tools.listChanged: true` once a tool is registered. This server lives
+  // for one request, its tools never change under a client, and it never sends list_changed.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // The transport writes the response itself: headers set so far (security, rate limit,
+  // request id) go onto the raw response first.
+  for (const [name, value] of Object.entries(reply.getHeaders()))
+    if (value !== undefined) reply.raw.setHeader(name, value);
+  reply.hijack();
+  reply.raw.on('close', () => {
+    transport.close().catch(() => {});
+    server.close().catch(() => {});
+  });
+  await server.connect(transport);
+  await transport.handleRequest(request.raw, reply.raw, request.body);
+}
