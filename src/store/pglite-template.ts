@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import {
   cpSync,
@@ -19,20 +19,24 @@ import { systemClock } from '../shared/clock.ts';
 
 /**
  * A data-directory template for the embedded database: what PGlite's initdb writes (about
- * 40 MB, 1,000 files), made once and kept, so that a new DATA_DIR gets a native copy of it
- * (about 0.1 s) instead of running initdb in the server (about 2 s of CPU, and 400 MiB that
- * the server's process keeps afterwards). A template is made by PGlite itself, in a process
- * of its own (`scripts/pglite-template.ts`, run by `npm install` and, when a template is
- * missing, by the first start that needs one), and is named by the installed PGlite's version:
- * a template of another version is never used. Anything wrong with it — absent, another
- * version, a file missing or of another size — and the database is created by initdb as
- * before.
+ * 40 MB, 1,000 files) with Atelier's migrations applied, made once and kept, so that a new
+ * DATA_DIR gets a native copy of it (about 0.1 s) instead of running initdb and the migrations
+ * in the server (about 2 s of CPU, and memory that the server's process keeps afterwards:
+ * WebAssembly memory never shrinks). A template is made by PGlite itself, in a process of its
+ * own (`scripts/pglite-template.ts`, run by `npm install` and, when a template is missing, by
+ * the first start that needs one), and is named by the installed PGlite's version and the
+ * migrations' content: a template of another version or another schema is never used. No
+ * migration writes rows, so copies share nothing but the schema. Anything wrong with it —
+ * absent, another version, a file missing or of another size — and the database is created by
+ * initdb (and migrated by the server) as before.
  */
 
 const manifestName = 'atelier-template.json';
 
 interface Manifest {
   readonly pglite: string;
+  /** The migrations applied (`schemaVersion`). */
+  readonly schema: string;
   /** Every file of the template but the manifest: path relative to it → size in bytes. */
   readonly files: Record<string, number>;
 }
@@ -44,21 +48,39 @@ export const pgliteVersion: string = (
   ) as { version: string }
 ).version;
 
+/**
+ * The migrations' names and content, hashed: a template holds exactly this schema. A changed
+ * or added migration file names a new template.
+ */
+export const schemaVersion: string = (() => {
+  const dir = new URL('./migrations/', import.meta.url);
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) {
+    hash
+      .update(`${name}\0`)
+      .update(readFileSync(new URL(name, dir)))
+      .update('\0');
+  }
+  return hash.digest('hex').slice(0, 12);
+})();
+
 /** Where templates are kept: Atelier's cache directory (`$XDG_CACHE_HOME/atelier`). */
 export function defaultTemplateRoot(): string {
   return atelierCacheDir();
 }
 
-/** The template for the installed PGlite under `root`. */
+/** The template for the installed PGlite and this code's migrations under `root`. */
 export function templateDir(root: string): string {
-  return path.join(root, `pglite-${pgliteVersion}`);
+  return path.join(root, `pglite-${pgliteVersion}-${schemaVersion}`);
 }
 
-/** The template's manifest when it is one made by the installed PGlite, else null. */
+/** The template's manifest when it is one made by the installed PGlite, of this schema, else null. */
 function readManifest(dir: string): Manifest | null {
   try {
     const manifest = JSON.parse(readFileSync(path.join(dir, manifestName), 'utf8')) as Manifest;
-    return manifest.pglite === pgliteVersion && typeof manifest.files === 'object'
+    return manifest.pglite === pgliteVersion &&
+      manifest.schema === schemaVersion &&
+      typeof manifest.files === 'object'
       ? manifest
       : null;
   } catch {
@@ -78,11 +100,15 @@ function listFiles(dir: string): Record<string, number> {
 
 /**
  * Makes the template under `root` in this process (PGlite's initdb into a directory of its
- * own, then renamed into place, so a reader sees a whole template or none). Two makers at once
+ * own, and the migrations, then renamed into place, so a reader sees a whole template or none). Two makers at once
  * each make their own; the first rename wins and the other's copy is removed.
  */
 export async function makeTemplate(root: string): Promise<void> {
-  const { PGlite } = await import('@electric-sql/pglite');
+  const [{ PGlite }, { Kysely, PGliteDialect }, { migrateToLatest }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('kysely'),
+    import('./migrator.ts'),
+  ]);
   const dir = templateDir(root);
   if (readManifest(dir) !== null) return;
   mkdirSync(root, { recursive: true });
@@ -99,10 +125,17 @@ export async function makeTemplate(root: string): Promise<void> {
   }
   const building = `${dir}.tmp-${process.pid}-${randomUUID()}`;
   try {
-    const pglite = new PGlite(building);
-    await pglite.waitReady;
-    await pglite.close();
-    const manifest: Manifest = { pglite: pgliteVersion, files: listFiles(building) };
+    const db = new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(building) }) });
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy(); // closes PGlite
+    }
+    const manifest: Manifest = {
+      pglite: pgliteVersion,
+      schema: schemaVersion,
+      files: listFiles(building),
+    };
     writeFileSync(path.join(building, manifestName), JSON.stringify(manifest));
     if (existsSync(dir) && readManifest(dir) === null)
       rmSync(dir, { recursive: true, force: true });

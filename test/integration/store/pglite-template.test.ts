@@ -17,16 +17,19 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../../src/store/database.ts';
+import { pendingMigrations } from '../../../src/store/migrator.ts';
 import {
   makeTemplate,
   pgliteVersion,
+  schemaVersion,
   seedFromTemplate,
   templateDir,
 } from '../../../src/store/pglite-template.ts';
 
 // A new embedded database is a copy of a data-directory template made once per PGlite version
-// (issue 19: first start), and is still made by initdb when the template is unusable. Every
-// initdb gives a new system identifier; copies of one template share the template's.
+// and schema (issue 19: first start), and is still made by initdb when the template is
+// unusable. Every initdb gives a new system identifier; copies of one template share the
+// template's.
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'atelier-template-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -48,19 +51,36 @@ async function systemIdentifier(dataDir: string, templateRoot: string | null): P
 const manifestOf = (root: string) =>
   JSON.parse(readFileSync(path.join(templateDir(root), 'atelier-template.json'), 'utf8')) as {
     pglite: string;
+    schema: string;
     files: Record<string, number>;
   };
+
+async function pendingIn(dataDir: string, templateRoot: string | null): Promise<string[]> {
+  const database = await openDatabase({ backend: 'pglite', dataDir, templateRoot });
+  try {
+    return await pendingMigrations(database.db);
+  } finally {
+    await database.close();
+  }
+}
 
 describe('the data-directory template', () => {
   const root = newDir();
 
-  it('is made on first need, named by the PGlite version, and copied for new databases', async () => {
+  it('is made on first need, named by the PGlite version and schema, and copied for new databases', async () => {
     const first = await systemIdentifier(newDir(), root);
     assert.equal(manifestOf(root).pglite, pgliteVersion);
-    assert.equal(path.basename(templateDir(root)), `pglite-${pgliteVersion}`);
+    assert.equal(manifestOf(root).schema, schemaVersion);
+    assert.equal(path.basename(templateDir(root)), `pglite-${pgliteVersion}-${schemaVersion}`);
     const second = await systemIdentifier(newDir(), root);
     assert.equal(second, first, 'both copies of one template');
     assert.notEqual(await systemIdentifier(newDir(), null), first, 'initdb without a template');
+  });
+
+  it('holds every migration: a database made from it has none pending; one made by initdb has all', async () => {
+    assert.deepEqual(await pendingIn(newDir(), root), []);
+    const all = await pendingIn(newDir(), null);
+    assert.ok(all.length > 10, `initdb alone leaves every migration pending: ${all.join(', ')}`);
   });
 
   it('keeps data across a restart of a database made from it', async () => {
@@ -91,20 +111,26 @@ describe('the data-directory template', () => {
     assert.deepEqual(readdirSync(path.dirname(target), { withFileTypes: false }), []);
   });
 
-  it('of another PGlite version is replaced by one of this version', async () => {
-    const other = newDir();
-    await makeTemplate(other);
-    const manifest = manifestOf(other);
-    writeFileSync(
-      path.join(templateDir(other), 'atelier-template.json'),
-      JSON.stringify({ ...manifest, pglite: '0.0.1' }),
-    );
-    const before = await systemIdentifier(newDir(), null);
-    const made = await systemIdentifier(newDir(), other);
-    assert.equal(manifestOf(other).pglite, pgliteVersion);
-    assert.notEqual(made, before);
-    assert.equal(await systemIdentifier(newDir(), other), made, 'the new template is used');
-  });
+  for (const [what, stale] of [
+    ['another PGlite version', { pglite: '0.0.1' }],
+    ['another schema', { schema: 'other' }],
+  ] as const) {
+    it(`of ${what} is replaced by one of this version and schema`, async () => {
+      const other = newDir();
+      await makeTemplate(other);
+      const manifest = manifestOf(other);
+      writeFileSync(
+        path.join(templateDir(other), 'atelier-template.json'),
+        JSON.stringify({ ...manifest, ...stale }),
+      );
+      const old = await systemIdentifier(newDir(), null);
+      const made = await systemIdentifier(newDir(), other);
+      assert.equal(manifestOf(other).pglite, pgliteVersion);
+      assert.equal(manifestOf(other).schema, schemaVersion);
+      assert.notEqual(made, old);
+      assert.equal(await systemIdentifier(newDir(), other), made, 'the new template is used');
+    });
+  }
 
   it('damaged in a way its manifest does not show: the copy is dropped and initdb runs', async () => {
     const damaged = newDir();
@@ -142,7 +168,11 @@ describe('the data-directory template', () => {
     );
     const codes = await Promise.all(children.map(async (c) => (await once(c, 'exit'))[0]));
     assert.deepEqual(codes, [0, 0]);
-    assert.deepEqual(readdirSync(shared), [`pglite-${pgliteVersion}`], 'no half-made copy left');
+    assert.deepEqual(
+      readdirSync(shared),
+      [path.basename(templateDir(shared))],
+      'no half-made copy left',
+    );
     const a = await systemIdentifier(newDir(), shared);
     const b = await systemIdentifier(newDir(), shared);
     assert.equal(a, b);
