@@ -49,14 +49,16 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 /**
  * How PGlite starts Postgres: its own parameters (they are replaced, not added to, so they are
  * kept), and a small buffer cache. initdb writes `shared_buffers = 128MB`, about 130 MiB of this
- * process's memory touched at start for a database that is small and local; 16MB holds its hot
- * pages (bench/start: idle RSS). One backend in single-user mode needs no more connections.
+ * process's memory touched at start for a database that is small and local; 8MB (1,024 pages)
+ * holds its hot pages: 16MB cost 10 MiB more idle RSS for GraphQL reads within 2 % of the same
+ * rate (bench/start, bench/graphql; README "Start and footprint"). One backend in single-user
+ * mode needs no more connections.
  * Given at every start, so an existing data directory gets them too.
  */
 export const pgliteStartParams: readonly string[] = [
   ...PGlite.defaultStartParams,
   '-c',
-  'shared_buffers=16MB',
+  'shared_buffers=8MB',
   '-c',
   'max_connections=5',
 ];

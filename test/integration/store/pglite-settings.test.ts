@@ -9,7 +9,7 @@ import { openDatabase } from '../../../src/store/database.ts';
 // The embedded database starts with a small buffer cache (issue 19: idle RSS): initdb writes
 // 128MB into postgresql.conf, and the start parameters must win over it, on a new data
 // directory and when an existing one is opened again.
-it('PGlite runs with shared_buffers 16MB, on a new data directory and on reopening it', async () => {
+it('PGlite runs with shared_buffers 8MB, on a new data directory and on reopening it', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'atelier-pglite-'));
   const setting = async () => {
     const database = await openDatabase({ backend: 'pglite', dataDir: dir });
@@ -23,8 +23,8 @@ it('PGlite runs with shared_buffers 16MB, on a new data directory and on reopeni
     }
   };
   try {
-    assert.equal(await setting(), '16MB', 'new');
-    assert.equal(await setting(), '16MB', 'reopened');
+    assert.equal(await setting(), '8MB', 'new');
+    assert.equal(await setting(), '8MB', 'reopened');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
