@@ -21,7 +21,9 @@ import { uploadRoutes } from './edge/http/upload.route.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import { openaiRoutes } from './edge/openai/openai.routes.ts';
+import { assetRoutes } from './edge/ui/assets.ts';
 import { consentPage } from './edge/ui/consent.page.ts';
+import { consolePage } from './edge/ui/console.page.ts';
 import { loginPage } from './edge/ui/login.page.ts';
 import { attachGraphqlWebSocket, type WebSocketLimits } from './edge/ws/graphql-ws.server.ts';
 import {
@@ -133,7 +135,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     http.addHook('preClose', async () => webSocket.close());
     await http.register(mediaRoutes, { services: core.services });
     await http.register(uploadRoutes, { services: core.services });
+    await http.register(assetRoutes);
     await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
+    await http.register(consolePage, {
+      services: core.services,
+      identity: config.identity,
+      publicUrl: config.publicUrl,
+    });
     await http.register(cookie);
     await http.register(formbody);
     await http.register(oauthRoutes, { oauth: config.oauth, ...core.oauth });

@@ -6,12 +6,13 @@ export function escapeHtml(text: string): string {
 
 /**
  * Sends one of our pages: scripts and styles from this origin only, never framed, nothing
- * cached, no referrer. `connect` and `formAction` add origins the page may call or post to.
+ * cached, no referrer. `connect` and `formAction` add origins the page may call or post to;
+ * `media` lists where its audio and video may play from (none by default).
  */
 export function sendPage(
   reply: FastifyReply,
   html: string,
-  extra: { connect?: string[]; formAction?: string[] } = {},
+  extra: { connect?: string[]; formAction?: string[]; media?: string[] } = {},
 ) {
   const csp = [
     "default-src 'none'",
@@ -20,6 +21,7 @@ export function sendPage(
     "img-src 'self' data: https:",
     `connect-src ${["'self'", ...(extra.connect ?? [])].join(' ')}`,
     `form-action ${["'self'", ...(extra.formAction ?? [])].join(' ')}`,
+    ...(extra.media === undefined ? [] : [`media-src ${extra.media.join(' ')}`]),
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');

@@ -1,32 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
-import { AppError, ErrorCode } from '../../shared/errors.ts';
-import { sendAppError } from '../http/error-reply.ts';
 import { escapeHtml, pageShell, sendPage } from './html.ts';
-
-const here = new URL('./assets/', import.meta.url);
-const require = createRequire(import.meta.url);
-/** Served files, read once at start: the page's script and style, and oauth4webapi's ES module. */
-const assets: Record<string, { type: string; body: string }> = {
-  'login.js': {
-    type: 'text/javascript; charset=utf-8',
-    body: readFileSync(new URL('login.js', here), 'utf8'),
-  },
-  'atelier.css': {
-    type: 'text/css; charset=utf-8',
-    body: readFileSync(new URL('atelier.css', here), 'utf8'),
-  },
-  'consent.js': {
-    type: 'text/javascript; charset=utf-8',
-    body: readFileSync(new URL('consent.js', here), 'utf8'),
-  },
-  'oauth4webapi.js': {
-    type: 'text/javascript; charset=utf-8',
-    body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),
-  },
-};
 
 /**
  * `/login`: sign in with the configured identity provider and end up holding its ID token in
@@ -55,16 +29,6 @@ export async function loginPage(
       .join(' ');
     return sendPage(reply, page(attributes, identity), { connect });
   });
-
-  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const asset = assets[request.params.name];
-    if (asset === undefined)
-      return sendAppError(request, reply, new AppError(ErrorCode.NotFound, 'No such asset.'));
-    return reply
-      .header('content-type', asset.type)
-      .header('cache-control', 'public, max-age=300')
-      .send(asset.body);
-  });
 }
 
 function page(attributes: string, identity: IdentityConfig): string {
@@ -90,6 +54,7 @@ function page(attributes: string, identity: IdentityConfig): string {
   </section>
   <section id="signed-in" data-testid="signed-in" hidden>
     <p>Signed in as <strong id="who"></strong>.</p>
+    <p><a href="/" id="to-console">Open your console</a></p>
     <button id="sign-out" type="button" class="secondary">Sign out</button>
   </section>
 </main>

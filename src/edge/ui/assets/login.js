@@ -34,16 +34,22 @@ function showSignedIn() {
 }
 
 const nextKey = 'atelier.next';
-if (new URLSearchParams(window.location.search).get('next') === 'authorize') {
-  sessionStorage.setItem(nextKey, 'authorize');
-}
+const next = new URLSearchParams(window.location.search).get('next');
+if (next === 'authorize' || next === 'console') sessionStorage.setItem(nextKey, next);
 
 /**
- * In an authorization (an MCP client connecting), the ID token opens the browser session
- * (`POST /auth/session`) and the flow resumes with a query-free GET /oauth/authorize.
+ * Where a sign-in continues. In an authorization (an MCP client connecting), the ID token
+ * opens the browser session (`POST /auth/session`) and the flow resumes with a query-free
+ * GET /oauth/authorize. From the console (`/login?next=console`), back to it.
  */
 async function continueAuthorization(idToken) {
-  if (sessionStorage.getItem(nextKey) !== 'authorize') return;
+  const after = sessionStorage.getItem(nextKey);
+  if (after === 'console') {
+    sessionStorage.removeItem(nextKey);
+    window.location.assign('/');
+    return;
+  }
+  if (after !== 'authorize') return;
   sessionStorage.removeItem(nextKey);
   const response = await fetch('/auth/session', {
     method: 'POST',

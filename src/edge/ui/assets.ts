@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { AppError, ErrorCode } from '../../shared/errors.ts';
+import { sendAppError } from '../http/error-reply.ts';
+
+const here = new URL('./assets/', import.meta.url);
+const require = createRequire(import.meta.url);
+const javascript = 'text/javascript; charset=utf-8';
+
+/**
+ * Served files, read once at start: the pages' scripts and style, and two libraries as their
+ * packages ship them for browsers (oauth4webapi's ES module, graphql-ws's UMD build, which sets
+ * `globalThis.graphqlWs`). No build step: what is in the repository is what the browser runs.
+ */
+const assets: Record<string, { type: string; body: string }> = {
+  'atelier.css': { type: 'text/css; charset=utf-8', body: own('atelier.css') },
+  'login.js': { type: javascript, body: own('login.js') },
+  'consent.js': { type: javascript, body: own('consent.js') },
+  'console.js': { type: javascript, body: own('console.js') },
+  'oauth4webapi.js': {
+    type: javascript,
+    body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),
+  },
+  'graphql-ws.js': {
+    type: javascript,
+    body: readFileSync(
+      path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js'),
+      'utf8',
+    ),
+  },
+};
+
+function own(name: string): string {
+  return readFileSync(new URL(name, here), 'utf8');
+}
+
+/** `/assets/:name`: the files above, cacheable for five minutes. */
+export async function assetRoutes(app: FastifyInstance) {
+  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
+    const asset = assets[request.params.name];
+    if (asset === undefined)
+      return sendAppError(request, reply, new AppError(ErrorCode.NotFound, 'No such asset.'));
+    return reply
+      .header('content-type', asset.type)
+      .header('cache-control', 'public, max-age=300')
+      .send(asset.body);
+  });
+}

@@ -1,0 +1,689 @@
+// The web console at `/`: shown to a person holding an ID token from /login (sessionStorage
+// "atelier.idToken"), in place of the landing page. It is a browser client of the API like any
+// other: the ID token in X-IdP-Token for GraphQL and in connection_init for graphql-ws
+// (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
+// refuses, sends the person back to /login. DOM built with createElement only: nothing the
+// server or a person wrote is ever parsed as HTML.
+
+const storageKey = 'atelier.idToken';
+const unauthenticated = '100101';
+
+// ---------------------------------------------------------------- credentials and the API
+
+function claimsOf(idToken) {
+  try {
+    const payload = idToken.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+    return JSON.parse(atob(payload));
+  } catch {
+    return null;
+  }
+}
+
+/** The stored ID token while it is valid for another few seconds, else null (and forgotten). */
+function currentToken() {
+  const idToken = sessionStorage.getItem(storageKey);
+  if (idToken === null) return null;
+  const claims = claimsOf(idToken);
+  if (claims === null || typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now() + 5000) {
+    sessionStorage.removeItem(storageKey);
+    return null;
+  }
+  return idToken;
+}
+
+function signInAgain() {
+  sessionStorage.removeItem(storageKey);
+  window.location.assign('/login?next=console');
+}
+
+class ApiError extends Error {
+  constructor(message, code, extensions) {
+    super(message);
+    this.code = code;
+    this.extensions = extensions;
+  }
+}
+
+async function api(query, variables = {}) {
+  const idToken = currentToken();
+  if (idToken === null) {
+    signInAgain();
+    throw new ApiError('Your sign-in has expired.', unauthenticated, {});
+  }
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-idp-token': idToken },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await response.json();
+  const error = body.errors?.[0];
+  if (error !== undefined) {
+    const code = error.extensions?.code;
+    if (code === unauthenticated) signInAgain();
+    throw new ApiError(error.message, code, error.extensions ?? {});
+  }
+  return body.data;
+}
+
+let socket;
+/** One graphql-ws connection for the page, opened on first use, signed in with the ID token. */
+function liveClient() {
+  socket ??= globalThis.graphqlWs.createClient({
+    url: `${window.location.origin.replace(/^http/, 'ws')}/graphql`,
+    connectionParams: () => ({ idpToken: currentToken() }),
+  });
+  return socket;
+}
+
+/** Calls `onTask` with the task's current state, then each change, until it is finished. */
+function follow(taskId, onTask) {
+  return new Promise((resolve, reject) => {
+    const unsubscribe = liveClient().subscribe(
+      {
+        query: `subscription ($taskId: ID!) { taskUpdated(taskId: $taskId) {
+          taskId status progress finishCode finishMessage } }`,
+        variables: { taskId },
+      },
+      {
+        next: ({ data, errors }) => {
+          if (errors?.length) {
+            reject(new ApiError(errors[0].message, errors[0].extensions?.code, {}));
+            return;
+          }
+          onTask(data.taskUpdated);
+          if (data.taskUpdated.status === 'finished') {
+            unsubscribe();
+            resolve(data.taskUpdated);
+          }
+        },
+        error: (error) =>
+          reject(error instanceof Error ? error : new Error('The live connection failed.')),
+        complete: () => resolve(undefined),
+      },
+    );
+  });
+}
+
+// ---------------------------------------------------------------- DOM helpers
+
+/** h('p', { class: 'x' }, 'text', child): an element; attributes starting with "on" are listeners. */
+function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, '');
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : String(child));
+  }
+  return element;
+}
+
+function section(id, title, ...children) {
+  return h(
+    'section',
+    { id, 'aria-labelledby': `${id}-title`, class: 'panel' },
+    h('h2', { id: `${id}-title` }, title),
+    ...children,
+  );
+}
+
+function say(target, text, kind = 'alert') {
+  target.replaceChildren(text);
+  target.setAttribute('role', kind === 'alert' ? 'alert' : 'status');
+  target.hidden = text === '';
+}
+
+const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+const kinds = [
+  ['image', 'Image', 'generateImage', 'GenerateImageInput'],
+  ['video', 'Video', 'generateVideo', 'GenerateVideoInput'],
+  ['speech', 'Speech', 'generateSpeech', 'GenerateSpeechInput'],
+  ['avatar', 'Avatar video', 'generateAvatarVideo', 'GenerateAvatarVideoInput'],
+];
+const kindLabel = Object.fromEntries(kinds.map(([kind, label]) => [kind, label]));
+
+// ---------------------------------------------------------------- account and balances
+
+async function renderAccount(root) {
+  const { getUserByPrivateId: me } = await api(
+    '{ getUserByPrivateId { id alias creditBalances { category amount } } }',
+  );
+  const who = document.getElementById('who');
+  who.textContent = me.alias ?? me.id;
+  who.hidden = false;
+  const balances = me.creditBalances.length
+    ? me.creditBalances.map((b) => h('li', {}, h('strong', {}, b.amount), ` ${b.category}`))
+    : [h('li', {}, 'No credits yet.')];
+  root.replaceChildren(...balances);
+}
+
+// ---------------------------------------------------------------- generating
+
+/** The form's fields for one kind and model, from the model's capabilities. */
+async function kindFields(kind, model) {
+  const caps = model?.capabilities ?? {};
+  const select = (name, label, options, required = true) =>
+    h(
+      'label',
+      {},
+      label,
+      h(
+        'select',
+        { name, required },
+        options.map(([value, text]) => h('option', { value }, text)),
+      ),
+    );
+  const text = (name, label, max) =>
+    h('label', {}, label, h('textarea', { name, rows: 3, required: true, maxlength: max }));
+  const number = (name, label, attributes) =>
+    h('label', {}, label, h('input', { name, type: 'number', ...attributes }));
+  if (kind === 'image') {
+    return [
+      text('prompt', 'Prompt', caps.maxPromptLength),
+      select(
+        'size',
+        'Size',
+        (caps.sizes ?? []).map((s) => [
+          `${s.width}x${s.height}`,
+          `${s.width} × ${s.height} (${s.aspectRatio})`,
+        ]),
+      ),
+      select(
+        'format',
+        'Format',
+        (caps.formats ?? []).map((f) => [f, f.toUpperCase()]),
+      ),
+    ];
+  }
+  if (kind === 'video') {
+    return [
+      text('prompt', 'Prompt', caps.maxPromptLength),
+      select(
+        'videoFormat',
+        'Format',
+        (caps.formats ?? []).map((f) => [
+          `${f.resolution}|${f.aspectRatio}`,
+          `${f.resolution} ${f.aspectRatio}`,
+        ]),
+      ),
+      number('durationSeconds', 'Duration (seconds)', {
+        min: 1,
+        max: Math.max(
+          ...(caps.formats ?? [{ maxDurationSeconds: 10 }]).map((f) => f.maxDurationSeconds ?? 10),
+        ),
+        value: caps.defaultDurationSeconds ?? 5,
+      }),
+    ];
+  }
+  if (kind === 'speech') {
+    const { listVoiceModels } = await api(
+      '{ listVoiceModels(first: 100) { nodes { voiceModelId name language } } }',
+    );
+    return [
+      text('text', 'Text', caps.maxTextLength),
+      select(
+        'voiceModelId',
+        'Voice',
+        listVoiceModels.nodes.map((v) => [v.voiceModelId, `${v.name} (${v.language})`]),
+      ),
+      select(
+        'format',
+        'Format',
+        (caps.formats ?? []).map((f) => [f, f.toUpperCase()]),
+      ),
+      number('speed', 'Speed', {
+        min: caps.speed?.min ?? 0.5,
+        max: caps.speed?.max ?? 2,
+        step: 0.1,
+        value: 1,
+      }),
+    ];
+  }
+  const { listAvatars } = await api('{ listAvatars(first: 100) { nodes { avatarId name } } }');
+  if (listAvatars.nodes.length === 0) {
+    return [
+      h(
+        'p',
+        { class: 'notice info' },
+        'You have no avatar yet: create one from a portrait with the createAvatar mutation.',
+      ),
+    ];
+  }
+  return [
+    select(
+      'avatarId',
+      'Avatar',
+      listAvatars.nodes.map((a) => [a.avatarId, a.name]),
+    ),
+    text('script', 'Script', caps.maxScriptLength),
+    select(
+      'resolution',
+      'Resolution',
+      (caps.resolutions ?? []).map((r) => [r.resolution, r.resolution]),
+    ),
+  ];
+}
+
+/** The generate*Input the form describes. Long texts travel as variables, never in the query. */
+function inputOf(kind, form) {
+  const data = new FormData(form);
+  const value = (name) => {
+    const v = data.get(name);
+    return v === null || v === '' ? undefined : String(v);
+  };
+  const input = { modelId: value('modelId') };
+  if (kind === 'image') {
+    const [width, height] = (value('size') ?? '').split('x').map(Number);
+    Object.assign(input, { prompt: value('prompt') ?? '', width, height, format: value('format') });
+  } else if (kind === 'video') {
+    const [resolution, aspectRatio] = (value('videoFormat') ?? '').split('|');
+    const duration = value('durationSeconds');
+    Object.assign(input, {
+      prompt: value('prompt') ?? '',
+      resolution,
+      aspectRatio,
+      durationSeconds: duration === undefined ? undefined : Number(duration),
+    });
+  } else if (kind === 'speech') {
+    const speed = value('speed');
+    Object.assign(input, {
+      text: value('text') ?? '',
+      voiceModelId: value('voiceModelId'),
+      format: value('format'),
+      speed: speed === undefined ? undefined : Number(speed),
+    });
+  } else {
+    Object.assign(input, {
+      avatarId: value('avatarId'),
+      script: value('script') ?? '',
+      resolution: value('resolution'),
+    });
+  }
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+}
+
+function renderGenerate(root, onFinished) {
+  const models = new Map();
+  const kindSelect = h(
+    'select',
+    { name: 'kind', id: 'kind' },
+    kinds.map(([kind, label]) => h('option', { value: kind }, label)),
+  );
+  const modelSelect = h('select', { name: 'modelId', id: 'model', required: true });
+  const fields = h('div', { id: 'kind-fields' });
+  const estimate = h('p', { id: 'estimate', 'aria-live': 'polite' });
+  const message = h('p', { id: 'generate-message', hidden: true });
+  const progress = h('progress', { id: 'progress', max: 1, value: 0, hidden: true });
+  const status = h('p', { id: 'task-status', role: 'status' });
+  const result = h('div', { id: 'result' });
+  const submit = h('button', { type: 'submit' }, 'Generate');
+  const form = h(
+    'form',
+    { id: 'generate-form', novalidate: true },
+    h('label', {}, 'Kind', kindSelect),
+    h('label', {}, 'Model', modelSelect),
+    fields,
+    estimate,
+    submit,
+    message,
+  );
+  root.replaceChildren(form, status, progress, result);
+
+  let estimating = 0;
+  const updateEstimate = async () => {
+    const ticket = ++estimating;
+    const kind = kindSelect.value;
+    try {
+      const { estimateCost } = await api(
+        'query ($input: CostEstimateInput!) { estimateCost(input: $input) { credits category affordable } }',
+        { input: { kind, input: inputOf(kind, form) } },
+      );
+      if (ticket !== estimating) return;
+      const { credits, affordable } = estimateCost;
+      estimate.textContent = `Costs ${credits} credit${credits === 1 ? '' : 's'}${
+        affordable === false ? ' — more than you have' : ''
+      }.`;
+      estimate.className = affordable === false ? 'notice warning' : 'detail';
+    } catch (error) {
+      if (ticket !== estimating) return;
+      estimate.textContent = error.message;
+      estimate.className = 'notice warning';
+    }
+  };
+  let timer;
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(updateEstimate, 250);
+  };
+
+  const showModelFields = async () => {
+    const model = models.get(modelSelect.value);
+    fields.replaceChildren(...(await kindFields(kindSelect.value, model)));
+    soon();
+  };
+  const showKind = async () => {
+    const { listModels } = await api(
+      `query ($kind: GenerationKind) { listModels(kind: $kind, status: ready, first: 100) {
+        nodes { modelId name accessible capabilities pricing { unit credits category } } } }`,
+      { kind: kindSelect.value },
+    );
+    models.clear();
+    const usable = listModels.nodes.filter((m) => m.accessible !== false);
+    for (const m of usable) models.set(m.modelId, m);
+    modelSelect.replaceChildren(...usable.map((m) => h('option', { value: m.modelId }, m.name)));
+    await showModelFields();
+  };
+  kindSelect.addEventListener('change', () => showKind().catch((e) => say(message, e.message)));
+  modelSelect.addEventListener('change', () =>
+    showModelFields().catch((e) => say(message, e.message)),
+  );
+  form.addEventListener('input', (event) => {
+    if (event.target !== kindSelect && event.target !== modelSelect) soon();
+  });
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(message, '');
+    const kind = kindSelect.value;
+    const [, , mutation, inputType] = kinds.find(([k]) => k === kind);
+    // One key per press of the button: a retried request is never charged twice.
+    const input = { ...inputOf(kind, form), idempotencyKey: crypto.randomUUID() };
+    submit.disabled = true;
+    result.replaceChildren();
+    delete status.dataset.finishCode;
+    status.textContent = 'Submitting…';
+    try {
+      const data = await api(
+        `mutation ($input: ${inputType}!) { ${mutation}(input: $input) { contentId taskId } }`,
+        { input },
+      );
+      const { contentId, taskId } = data[mutation];
+      progress.hidden = false;
+      progress.value = 0;
+      const task = await follow(taskId, (t) => {
+        progress.value = t.progress ?? 0;
+        status.textContent =
+          t.status === 'finished'
+            ? `Finished with code ${t.finishCode}${t.finishMessage ? `: ${t.finishMessage}` : ''}.`
+            : `${t.status === 'queued' ? 'Queued' : 'Running'}… ${Math.round((t.progress ?? 0) * 100)} %`;
+      });
+      status.dataset.finishCode = String(task?.finishCode ?? '');
+      const { getContent } = await api(
+        `query ($id: ID!) { getContent(contentId: $id) { ${contentFields} } }`,
+        { id: contentId },
+      );
+      result.replaceChildren(contentCard(getContent));
+      await onFinished();
+    } catch (error) {
+      say(message, error.message);
+    } finally {
+      submit.disabled = false;
+      progress.hidden = true;
+    }
+  });
+  return showKind();
+}
+
+// ---------------------------------------------------------------- history
+
+const contentFields = `contentId kind modelId createdAt creditsCharged creditsRefunded
+  task { status finishCode finishMessage }
+  media { mediaId kind mimeType width height durationMs download { url expiresAt } }`;
+
+function mediaView(media) {
+  const url = media.download.url;
+  if (media.kind === 'image') {
+    return h('img', {
+      src: url,
+      alt: `Generated image, ${media.width} × ${media.height}`,
+      loading: 'lazy',
+      width: media.width,
+      height: media.height,
+    });
+  }
+  if (media.kind === 'audio') return h('audio', { controls: true, preload: 'metadata', src: url });
+  return h('video', { controls: true, preload: 'metadata', src: url, width: media.width });
+}
+
+function contentCard(content) {
+  const { task } = content;
+  const state =
+    task.status === 'finished'
+      ? task.finishCode === 0
+        ? 'finished'
+        : `failed (code ${task.finishCode})`
+      : task.status;
+  return h(
+    'article',
+    { class: 'content', 'data-content-id': content.contentId },
+    h('h3', {}, `${kindLabel[content.kind] ?? content.kind} · ${content.modelId}`),
+    h(
+      'p',
+      { class: 'detail' },
+      `${dateTime(content.createdAt)} · ${state} · ${content.creditsCharged} credits`,
+      content.creditsRefunded ? ` (${content.creditsRefunded} refunded)` : '',
+    ),
+    task.finishCode && task.finishMessage ? h('p', { class: 'detail' }, task.finishMessage) : null,
+    content.media.map((m) =>
+      h(
+        'figure',
+        {},
+        mediaView(m),
+        h(
+          'figcaption',
+          {},
+          h('a', { href: m.download.url, download: true }, `Download ${m.mimeType}`),
+        ),
+      ),
+    ),
+  );
+}
+
+async function renderHistory(root) {
+  const { listContents } = await api(`{ listContents(first: 12) { nodes { ${contentFields} } } }`);
+  root.replaceChildren(
+    ...(listContents.nodes.length
+      ? listContents.nodes.map(contentCard)
+      : [h('p', {}, 'Nothing generated yet.')]),
+  );
+}
+
+// ---------------------------------------------------------------- API keys
+
+async function renderKeys(root) {
+  const list = h('ul', { id: 'key-list', class: 'plain' });
+  const secret = h('div', { id: 'new-key', hidden: true });
+  const message = h('p', { hidden: true });
+  const name = h('input', { name: 'name', required: true, maxlength: 100 });
+  const form = h(
+    'form',
+    { id: 'key-form', class: 'inline' },
+    h('label', {}, 'New key name', name),
+    h('button', { type: 'submit' }, 'Create key'),
+  );
+  root.replaceChildren(form, secret, message, list);
+  const refresh = async () => {
+    const { listApiKeys } = await api(
+      '{ listApiKeys { id name prefix createdAt lastUsedAt revokedAt expiresAt } }',
+    );
+    list.replaceChildren(
+      ...listApiKeys.map((key) =>
+        h(
+          'li',
+          { 'data-key-id': key.id },
+          h('strong', {}, key.name),
+          ` ${key.prefix}… · created ${dateTime(key.createdAt)} · last used ${dateTime(key.lastUsedAt)} `,
+          key.revokedAt
+            ? h('span', { class: 'tag' }, `revoked ${dateTime(key.revokedAt)}`)
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': `Revoke ${key.name}`,
+                  onclick: async () => {
+                    try {
+                      await api(
+                        'mutation ($id: ID!) { revokeApiKey(apiKeyId: $id) { id revokedAt } }',
+                        { id: key.id },
+                      );
+                      await refresh();
+                    } catch (error) {
+                      say(message, error.message);
+                    }
+                  },
+                },
+                'Revoke',
+              ),
+        ),
+      ),
+    );
+    if (listApiKeys.length === 0) list.append(h('li', {}, 'No API keys.'));
+  };
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(message, '');
+    try {
+      const { createApiKey } = await api(
+        'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey { id name } secret } }',
+        { input: { name: name.value } },
+      );
+      secret.replaceChildren(
+        h(
+          'p',
+          {},
+          `The secret of ${createApiKey.apiKey.name}; copy it now, it is not shown again:`,
+        ),
+        h('output', { id: 'key-secret' }, createApiKey.secret),
+      );
+      secret.hidden = false;
+      name.value = '';
+      await refresh();
+    } catch (error) {
+      say(message, error.message);
+    }
+  });
+  await refresh();
+}
+
+// ---------------------------------------------------------------- MCP connections
+
+async function renderMcp(root) {
+  const list = h('ul', { id: 'connection-list', class: 'plain' });
+  const message = h('p', { hidden: true });
+  const guides = h('div', { id: 'mcp-guides' });
+  root.replaceChildren(list, message, h('h3', {}, 'Connect a client'), guides);
+  const refresh = async () => {
+    const { listPersonalMcpConnections: connections } = await api(
+      '{ listPersonalMcpConnections { clientId clientName connectedAt lastUsedAt revokedAt } }',
+    );
+    list.replaceChildren(
+      ...connections.map((c) =>
+        h(
+          'li',
+          { 'data-client-id': c.clientId },
+          h('strong', {}, c.clientName ?? c.clientId),
+          ` · connected ${dateTime(c.connectedAt)} · last used ${dateTime(c.lastUsedAt)} `,
+          c.revokedAt
+            ? h('span', { class: 'tag' }, `revoked ${dateTime(c.revokedAt)}`)
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': `Revoke ${c.clientName ?? c.clientId}`,
+                  onclick: async () => {
+                    try {
+                      await api(
+                        'mutation ($id: ID!) { revokeMcpConnection(clientId: $id) { clientId revokedAt } }',
+                        { id: c.clientId },
+                      );
+                      say(
+                        message,
+                        `${c.clientName ?? c.clientId} can no longer act for you.`,
+                        'status',
+                      );
+                      await refresh();
+                    } catch (error) {
+                      say(message, error.message);
+                    }
+                  },
+                },
+                'Revoke',
+              ),
+        ),
+      ),
+    );
+    if (connections.length === 0) list.append(h('li', {}, 'No AI agent is connected.'));
+  };
+  const { listMcpClientInstructions } = await api(
+    '{ listMcpClientInstructions { clientName serverUrl instructions configSnippet docsUrl } }',
+  );
+  guides.replaceChildren(
+    ...listMcpClientInstructions.map((g) =>
+      h(
+        'details',
+        {},
+        h('summary', {}, g.clientName),
+        h('p', { class: 'instructions' }, g.instructions),
+        g.configSnippet ? h('pre', {}, h('code', {}, g.configSnippet)) : null,
+        g.docsUrl ? h('a', { href: g.docsUrl, rel: 'noreferrer' }, 'Its documentation') : null,
+      ),
+    ),
+  );
+  await refresh();
+}
+
+// ---------------------------------------------------------------- the page
+
+async function showConsole() {
+  const main = document.getElementById('console');
+  const balances = h('ul', { id: 'balances', class: 'plain balances' });
+  const generate = h('div', {});
+  const history = h('div', { id: 'history', class: 'gallery' });
+  const keys = h('div', {});
+  const mcp = h('div', {});
+  const failure = h('p', { hidden: true });
+  main.replaceChildren(
+    h('h1', {}, 'Your console'),
+    failure,
+    section('credits', 'Credits', balances),
+    section('generate', 'Generate', generate),
+    section('generations', 'Your generations', history),
+    section('keys', 'API keys', keys),
+    section('mcp', 'AI agents (MCP)', mcp),
+  );
+  document.getElementById('landing').hidden = true;
+  document.getElementById('sign-in').hidden = true;
+  document.getElementById('sign-out').hidden = false;
+  main.hidden = false;
+  const afterGeneration = () => Promise.all([renderAccount(balances), renderHistory(history)]);
+  const loaded = await Promise.allSettled([
+    renderAccount(balances),
+    renderGenerate(generate, afterGeneration),
+    renderHistory(history),
+    renderKeys(keys),
+    renderMcp(mcp),
+  ]);
+  const failed = loaded.find((r) => r.status === 'rejected');
+  if (failed !== undefined) say(failure, failed.reason.message);
+  main.dataset.ready = 'true';
+}
+
+document.getElementById('sign-out').addEventListener('click', () => {
+  sessionStorage.removeItem(storageKey);
+  socket?.dispose();
+  window.location.assign('/');
+});
+
+if (currentToken() !== null) {
+  showConsole().catch((error) => {
+    const main = document.getElementById('console');
+    main.hidden = false;
+    main.replaceChildren(h('p', { role: 'alert' }, error.message));
+  });
+}

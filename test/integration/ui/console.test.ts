@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import { mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+
+// The web console at `/` (issue 20), driven in Chromium as a person would: the landing page for
+// anyone, then, signed in with the built-in provider, the account's credits, keys, generations
+// and MCP connections. Screenshots of each page go to SCREENSHOT_DIR (default
+// .tmp/screenshots; the README's come from a run with SCREENSHOT_DIR=docs/screenshots).
+
+const screenshots = process.env.SCREENSHOT_DIR ?? path.join('.tmp', 'screenshots');
+
+async function snap(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+}
+
+const balanceOf = async (t: TestApp, apiKey: string) => {
+  const res = await graphql<{
+    getUserByPrivateId: { creditBalances: { category: string; amount: number }[] };
+  }>(t.url, { query: '{ getUserByPrivateId { creditBalances { category amount } } }', apiKey });
+  return res.body.data?.getUserByPrivateId.creditBalances;
+};
+
+/** Signs in at /login?next=console and waits for the console to have loaded every panel. */
+async function signIn(page: Page, t: TestApp, who: { email: string; password: string }) {
+  await page.goto(`${t.url}/login?next=console`);
+  await page.fill('input[name=email]', who.email);
+  await page.fill('input[name=password]', who.password);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${t.url}/`);
+  await page.waitForSelector('[data-testid=console][data-ready=true]');
+}
+
+/** Submits the generate form and waits for the task's live updates to say it finished. */
+async function generate(page: Page): Promise<string | null> {
+  await page.waitForFunction(() =>
+    /^Costs \d+ credits?/.test(document.getElementById('estimate')?.textContent ?? ''),
+  );
+  await page.click('#generate-form button[type=submit]');
+  await page.waitForSelector('#task-status[data-finish-code]');
+  return page.getAttribute('#task-status', 'data-finish-code');
+}
+
+describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
+  let browser: Browser;
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    browser = await launchChromium();
+    database = await createTestDatabase('pglite');
+    t = await startTestApp(database);
+  });
+  after(async () => {
+    await t?.close();
+    await browser?.close();
+    await database?.close();
+  });
+
+  it('shows anonymous visitors what this deployment offers and how to connect', async (test) => {
+    const page = await browser.newPage();
+    test.after(() => page.close());
+    const response = await page.goto(`${t.url}/`);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    assert.match(csp, /script-src 'self'(;|$)/, 'no inline script allowed');
+    assert.match(csp, /media-src 'self' https:/);
+    await page.waitForSelector('[data-testid=landing]');
+    const landing = await page.textContent('[data-testid=landing]');
+    assert.match(landing ?? '', /Atelier Sketch/, 'a built-in model is listed');
+    assert.match(landing ?? '', new RegExp(`${t.url}/mcp`), 'the MCP endpoint is given');
+    assert.match(landing ?? '', /graphql-transport-ws/);
+    assert.equal(await page.isHidden('[data-testid=console]'), true);
+    assert.equal(await page.getAttribute('#sign-in', 'href'), '/login?next=console');
+    await snap(page, 'landing');
+  });
+
+  it('lets a signed-in person manage keys, generate and play media, and revoke an agent', async (test) => {
+    const seeded = await seedAccount(t.app, { credits: { standard: 100 } });
+    // An MCP connection made the way an agent makes one; its sign-in is the person's.
+    const mcpToken = await mcpAccessToken(t, seeded.account.id);
+    const who = { email: `mcp-${seeded.account.id}@example.test`, password: 'an mcp password' };
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    test.after(() => page.close());
+    await signIn(page, t, who);
+    assert.match((await page.textContent('#balances')) ?? '', /100 standard/);
+    assert.equal(await page.isHidden('[data-testid=landing]'), true);
+    await snap(page, 'console');
+
+    // A key: created with its secret shown once, working, then revoked and refused.
+    await page.fill('#key-form input[name=name]', 'browser key');
+    await page.click('#key-form button[type=submit]');
+    const secret = (await page.textContent('#key-secret')) ?? '';
+    const me = await graphql<{ getUserByPrivateId: { id: string } }>(t.url, {
+      query: '{ getUserByPrivateId { id } }',
+      apiKey: secret,
+    });
+    assert.equal(me.body.data?.getUserByPrivateId.id, seeded.account.id);
+    await page.click('button[aria-label="Revoke browser key"]');
+    await page.waitForSelector('#key-list li:has-text("browser key") .tag:has-text("revoked")');
+    const refused = await graphql(t.url, {
+      query: '{ getUserByPrivateId { id } }',
+      apiKey: secret,
+    });
+    assert.deepEqual(errorCodes(refused), ['100101']);
+
+    // An image: estimated, submitted, followed live, shown and charged once.
+    await page.fill('#generate-form textarea[name=prompt]', 'a lighthouse at dawn');
+    assert.equal(await generate(page), '0');
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('#result img');
+      return img !== null && img.complete && img.naturalWidth > 0;
+    });
+    const afterImage = await balanceOf(t, seeded.apiKey);
+    assert.ok(afterImage?.[0] && afterImage[0].amount < 100, 'the image was charged');
+    await page.waitForFunction(
+      (expected) => document.getElementById('balances')?.textContent?.includes(expected),
+      `${afterImage[0].amount} standard`,
+    );
+    await snap(page, 'generate-image');
+
+    // Speech: another kind's form, then the audio plays in the page.
+    await page.selectOption('#kind', 'speech');
+    await page.waitForSelector('#generate-form textarea[name=text]');
+    await page.fill('#generate-form textarea[name=text]', 'Hello from the Atelier console.');
+    assert.equal(await generate(page), '0');
+    const played = await page.evaluate(async () => {
+      const audio = document.querySelector<HTMLAudioElement>('#result audio');
+      if (audio === null) return 'no audio element';
+      await audio.play();
+      await new Promise((resolve) => audio.addEventListener('timeupdate', resolve, { once: true }));
+      return audio.currentTime > 0 && audio.duration > 0 ? 'played' : 'did not advance';
+    });
+    assert.equal(played, 'played');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#history article.content').length >= 2,
+    );
+
+    // The agent's connection: listed, revoked, and its token refused on the next request.
+    await page.waitForSelector('#connection-list li[data-client-id]');
+    await page.click('#connection-list button[aria-label^="Revoke"]');
+    await page.waitForSelector('#connection-list li[data-client-id]', { state: 'detached' });
+    assert.match((await page.textContent('#mcp [role=status]')) ?? '', /can no longer act for you/);
+    const mcp = await postMcp(t.url, { authorization: `Bearer ${mcpToken}` });
+    assert.equal(mcp.status, 401);
+    await snap(page, 'console-after');
+  });
+
+  it('is usable on a phone-sized screen', async (test) => {
+    const seeded = await seedAccount(t.app);
+    await mcpAccessToken(t, seeded.account.id);
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
+    test.after(() => page.close());
+    await signIn(page, t, {
+      email: `mcp-${seeded.account.id}@example.test`,
+      password: 'an mcp password',
+    });
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    assert.equal(overflow, 0, 'nothing wider than the screen');
+    await snap(page, 'console-phone');
+  });
+
+  it('sends a person whose ID token is refused back to /login', async (test) => {
+    const page = await browser.newPage();
+    test.after(() => page.close());
+    await page.goto(`${t.url}/`);
+    // Well-formed and unexpired, but signed by nobody this server trusts.
+    const header = Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({ sub: 'someone', exp: Math.floor(Date.now() / 1000) + 600 }),
+    ).toString('base64url');
+    await page.evaluate(
+      (token) => sessionStorage.setItem('atelier.idToken', token),
+      `${header}.${claims}.c2lnbmF0dXJl`,
+    );
+    await page.reload();
+    await page.waitForURL(`${t.url}/login?next=console`);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('atelier.idToken')), null);
+  });
+});
