@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
@@ -29,6 +30,17 @@ const balanceOf = async (t: TestApp, apiKey: string) => {
   }>(t.url, { query: '{ getUserByPrivateId { creditBalances { category amount } } }', apiKey });
   return res.body.data?.getUserByPrivateId.creditBalances;
 };
+
+/** axe-core's WCAG 2 A and AA rules on the page as it is now: every violation, named. */
+async function assertAccessible(page: Page): Promise<void> {
+  const { violations } = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .analyze();
+  assert.deepEqual(
+    violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+  );
+}
 
 /** Signs in at /login?next=console and waits for the console to have loaded every panel. */
 async function signIn(page: Page, t: TestApp, who: { email: string; password: string }) {
@@ -59,6 +71,15 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     database = await createTestDatabase('pglite');
     t = await startTestApp(database);
   });
+  /** A page in a context of its own (axe-core needs one), closed after the test. */
+  const newPage = async (
+    test: { after(fn: () => Promise<void>): void },
+    options?: BrowserContextOptions,
+  ): Promise<Page> => {
+    const context = await browser.newContext(options);
+    test.after(() => context.close());
+    return context.newPage();
+  };
   after(async () => {
     await t?.close();
     await browser?.close();
@@ -66,8 +87,7 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
   });
 
   it('shows anonymous visitors what this deployment offers and how to connect', async (test) => {
-    const page = await browser.newPage();
-    test.after(() => page.close());
+    const page = await newPage(test);
     const response = await page.goto(`${t.url}/`);
     const csp = response?.headers()['content-security-policy'] ?? '';
     assert.match(csp, /script-src 'self'(;|$)/, 'no inline script allowed');
@@ -79,6 +99,7 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.match(landing ?? '', /graphql-transport-ws/);
     assert.equal(await page.isHidden('[data-testid=console]'), true);
     assert.equal(await page.getAttribute('#sign-in', 'href'), '/login?next=console');
+    await assertAccessible(page);
     await snap(page, 'landing');
   });
 
@@ -87,11 +108,11 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     // An MCP connection made the way an agent makes one; its sign-in is the person's.
     const mcpToken = await mcpAccessToken(t, seeded.account.id);
     const who = { email: `mcp-${seeded.account.id}@example.test`, password: 'an mcp password' };
-    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    test.after(() => page.close());
+    const page = await newPage(test, { viewport: { width: 1100, height: 900 } });
     await signIn(page, t, who);
     assert.match((await page.textContent('#balances')) ?? '', /100 standard/);
     assert.equal(await page.isHidden('[data-testid=landing]'), true);
+    await assertAccessible(page);
     await snap(page, 'console');
 
     // A key: created with its secret shown once, working, then revoked and refused.
@@ -150,14 +171,14 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.match((await page.textContent('#mcp [role=status]')) ?? '', /can no longer act for you/);
     const mcp = await postMcp(t.url, { authorization: `Bearer ${mcpToken}` });
     assert.equal(mcp.status, 401);
+    await assertAccessible(page);
     await snap(page, 'console-after');
   });
 
   it('is usable on a phone-sized screen', async (test) => {
     const seeded = await seedAccount(t.app);
     await mcpAccessToken(t, seeded.account.id);
-    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
-    test.after(() => page.close());
+    const page = await newPage(test, { viewport: { width: 390, height: 844 }, isMobile: true });
     await signIn(page, t, {
       email: `mcp-${seeded.account.id}@example.test`,
       password: 'an mcp password',
@@ -166,12 +187,12 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     assert.equal(overflow, 0, 'nothing wider than the screen');
+    await assertAccessible(page);
     await snap(page, 'console-phone');
   });
 
   it('sends a person whose ID token is refused back to /login', async (test) => {
-    const page = await browser.newPage();
-    test.after(() => page.close());
+    const page = await newPage(test);
     await page.goto(`${t.url}/`);
     // Well-formed and unexpired, but signed by nobody this server trusts.
     const header = Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64url');
