@@ -137,7 +137,7 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.equal(await generate(page), '0');
     await page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('#result img');
-      return img !== null && img.complete && img.naturalWidth > 0;
+      return img?.complete === true && img.naturalWidth > 0;
     });
     const afterImage = await balanceOf(t, seeded.apiKey);
     assert.ok(afterImage?.[0] && afterImage[0].amount < 100, 'the image was charged');
