@@ -12,7 +12,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # What npm's postinstall runs (scripts/postinstall.mjs, then .ts); it is run again below for the
 # user the server runs as, with all of the source there.
-COPY scripts/postinstall.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
+COPY scripts/postinstall.mjs scripts/supported-node.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src/shared/wasm-tiering.ts ./src/shared/
 COPY src/store/pglite-template.ts ./src/store/
 RUN npm ci --omit=dev --no-audit --no-fund
@@ -26,7 +26,7 @@ WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
+COPY scripts/supported-node.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src ./src
 RUN mkdir /data && chown node:node /data
 USER node

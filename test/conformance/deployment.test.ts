@@ -58,4 +58,22 @@ describe('deployment files', () => {
     assert.deepEqual([...entrypoint, 'serve'], scripts.start.split(' '));
     assert.match(dockerfile, /^CMD \["serve"\]$/m);
   });
+
+  it('Dockerfile: the image holds every file bin/atelier imports before its version check', () => {
+    const dockerfile = read('Dockerfile');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const copied = [...runtime.matchAll(/^COPY (?!--from)(.+)$/gm)].flatMap((m) =>
+      m[1]!.split(/\s+/).slice(0, -1),
+    );
+    const imported = [...read('bin/atelier').matchAll(/^import .* from '(\.\.\/[^']+)';$/gm)].map(
+      (m) => m[1]!.slice('../'.length),
+    );
+    assert.ok(imported.length > 0, 'bin/atelier imports something');
+    for (const file of imported) {
+      assert.ok(
+        copied.some((source) => file === source || file.startsWith(`${source}/`)),
+        `${file} is not copied into the image`,
+      );
+    }
+  });
 });

@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { olderNode } from '../../helpers/older-node.ts';
 
 const postinstall = new URL('../../../scripts/postinstall.mjs', import.meta.url).pathname;
 
-/** An older Node on this machine (the system's, say), to run the postinstall as a user would. */
-function olderNode(): string | undefined {
-  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
-    try {
-      const version = execFileSync(candidate, ['-p', 'process.versions.node'], {
-        encoding: 'utf8',
-      });
-      const [major, minor] = version.trim().split('.').map(Number) as [number, number];
-      if (major < 22 || (major === 22 && minor < 18)) return candidate;
-    } catch {
-      // not there
-    }
-  }
-  return undefined;
-}
-
 describe('npm postinstall', () => {
-  const older = olderNode();
+  const older = olderNode()?.path;
   it('on a Node too old for Atelier, says what to install and lets npm install finish', {
     skip: older === undefined && 'no Node older than 22.18 on this machine',
   }, () => {
