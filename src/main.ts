@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
-import { buildCore } from './core.ts';
+import { buildCore, type Core } from './core.ts';
 import { ensureFirstRun, type FirstRun } from './services/first-run.service.ts';
 import type { Logger } from './shared/logger.ts';
 
@@ -9,9 +9,16 @@ import type { Logger } from './shared/logger.ts';
  * `atelier serve`: the API on HOST:PORT until SIGTERM or SIGINT, then a graceful close
  * (in-flight requests finish, the database is closed, the data directory unlocked).
  */
-export async function serve(config: Config): Promise<void> {
+export async function serve(
+  config: Config,
+  hooks: {
+    /** Once listening: starts something beside the server; what it resolves with stops it. */
+    listening?: (core: Core) => Promise<(() => Promise<void>) | undefined>;
+  } = {},
+): Promise<void> {
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
   const app = await buildApp(config);
+  let stopBeside: (() => Promise<void>) | undefined;
   try {
     const idp = app.services.identityProvider;
     if (idp !== null && idp.issuer !== config.identity.issuer) {
@@ -35,12 +42,17 @@ export async function serve(config: Config): Promise<void> {
     const { metrics } = config;
     if (app.metricsHttp !== null && metrics.port !== null)
       await app.metricsHttp.listen({ port: metrics.port, host: metrics.host });
+    stopBeside = await hooks.listening?.(app);
     printBanner(config, firstRun);
   } catch (error) {
+    await stopBeside?.();
     await app.close();
     throw error;
   }
-  await untilStopped(app.http.log, () => app.close());
+  await untilStopped(app.http.log, async () => {
+    await stopBeside?.();
+    await app.close();
+  });
 }
 
 /**

@@ -8,6 +8,12 @@ import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { openDatabase } from '../store/database.ts';
 import { recordedIdpIssuer } from '../store/idp-issuer.store.ts';
 import { migrateToLatest } from '../store/migrator.ts';
+import {
+  askServer,
+  type ControlAnswer,
+  type ControlRequest,
+  listenForCommands,
+} from './control-socket.ts';
 import { parseDuration } from './duration.ts';
 
 const usage = `Usage: atelier <command> [options]
@@ -23,7 +29,8 @@ Commands:
   idp user add --account ID --email E --password-stdin
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
 
-Operator commands print JSON. With the embedded database they need the server stopped.
+Operator commands print JSON. With the embedded database and a server running on it, they run
+in that server (through DATA_DIR/control/atelier.sock, the data directory owner's only).
 Configuration comes from the environment (see README "Configuration").`;
 
 /** Thrown for a command line that cannot be run; printed with the usage. */
@@ -68,7 +75,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Loaded here, not at the top: the HTTP stack (Fastify, Mercurius, the schema, MCP) is a
     // third of the start of an operator command that never serves.
     if (command === 'serve') {
-      await (await import('../main.ts')).serve(config);
+      const location = databaseLocation(config);
+      const dataDir = location.backend === 'pglite' ? location.dataDir : null;
+      await (await import('../main.ts')).serve(config, {
+        // Operator commands reach the embedded database through the server holding it.
+        listening: (core) =>
+          dataDir === null
+            ? Promise.resolve(undefined)
+            : listenForCommands(dataDir, (request) => answerCommand(core, request)),
+      });
       return 0;
     }
     if (command === 'worker') {
@@ -79,18 +94,30 @@ export async function main(argv: readonly string[]): Promise<number> {
       printJson({ applied: await migrate(config) });
       return 0;
     }
-    const run = operatorCommands[command];
-    if (run === undefined) throw new UsageError(`Unknown command "${command}".`);
-    const core = await buildCore(config);
+    if (operatorCommands[command] === undefined)
+      throw new UsageError(`Unknown command "${command}".`);
+    // Read here, before the database is opened: a running server may be the one to use it.
+    const password =
+      command === 'idp user add' && values['password-stdin'] ? await readPassword() : undefined;
+    const location = databaseLocation(config);
+    let core: Core;
     try {
-      printJson(await run(core, values));
+      core = await buildCore(config);
     } catch (error) {
-      // Operator commands answer in JSON, failures too (DESIGN.md rule 6; settings a command
-      // cannot run with are refused as text, like any configuration problem): what failed inside
-      // (a database message, a stack) is not the answer; the code is what scripts switch on.
-      if (error instanceof AppError || error instanceof UsageError || error instanceof ConfigError)
-        throw error;
-      throw new AppError(ErrorCode.Internal, 'Internal error: the command did not complete.');
+      // The embedded database is a running server's: that server runs the command.
+      if (error instanceof DataDirInUseError && location.backend === 'pglite' && location.dataDir) {
+        const answer = await askServer(location.dataDir, { command, values, password }).catch(
+          () => {
+            throw error;
+          },
+        );
+        printJson(resultOf(answer));
+        return 0;
+      }
+      throw error;
+    }
+    try {
+      printJson(await runOperatorCommand(core, { command, values, password }));
     } finally {
       await core.close();
     }
@@ -100,20 +127,66 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-const operatorCommands: Record<string, (core: Core, values: Values) => Promise<unknown>> = {
+/**
+ * Runs an operator command on `core`. Failures the command line explains (an AppError, a usage
+ * or configuration problem) pass; anything else becomes 190000: what failed inside (a database
+ * message, a stack) is not the answer (DESIGN.md rule 6); the code is what scripts switch on.
+ */
+async function runOperatorCommand(core: Core, request: ControlRequest): Promise<unknown> {
+  const run = operatorCommands[request.command];
+  if (run === undefined) throw new UsageError(`Unknown command "${request.command}".`);
+  try {
+    return await run(core, request.values as Values, request.password);
+  } catch (error) {
+    if (error instanceof AppError || error instanceof UsageError || error instanceof ConfigError)
+      throw error;
+    throw new AppError(ErrorCode.Internal, 'Internal error: the command did not complete.');
+  }
+}
+
+/** A request from the control socket, run by the server as the command line would run it. */
+async function answerCommand(core: Core, request: ControlRequest): Promise<ControlAnswer> {
+  try {
+    return { ok: true, result: await runOperatorCommand(core, request) };
+  } catch (error) {
+    if (error instanceof AppError)
+      return {
+        ok: false,
+        error: { kind: 'app', code: error.code, message: error.message, details: error.details },
+      };
+    if (error instanceof ConfigError)
+      return { ok: false, error: { kind: 'config', problems: error.problems } };
+    return { ok: false, error: { kind: 'usage', message: (error as Error).message } };
+  }
+}
+
+/** The running server's answer as the command line's own outcome: a result, or its error. */
+function resultOf(answer: ControlAnswer): unknown {
+  if (answer.ok) return answer.result;
+  const { error } = answer;
+  if (error.kind === 'app')
+    throw new AppError(error.code as ErrorCode, error.message, error.details);
+  if (error.kind === 'config') throw new ConfigError(error.problems);
+  throw new UsageError(error.message);
+}
+
+const operatorCommands: Record<
+  string,
+  (core: Core, values: Values, password: string | undefined) => Promise<unknown>
+> = {
   'oauth rotate-key': async (core) => ({
     kid: await core.oauth.keys.rotate(),
     jwks: core.oauth.keys.jwks,
   }),
-  'idp user add': async (core, v) => {
+  'idp user add': async (core, v, password) => {
     const idp = core.services.identityProvider;
     if (idp === null) throw await externalIssuerRefusal(core);
-    if (!v['password-stdin'])
+    if (!v['password-stdin'] || password === undefined)
       throw new UsageError('--password-stdin is required: pipe the password on standard input.');
     return idp.addUser({
       accountId: required(v.account, '--account'),
       email: required(v.email, '--email'),
-      password: await readPassword(),
+      password,
     });
   },
   'account create': (core, v) =>

@@ -97,8 +97,12 @@ describe('bin/atelier on the embedded database', () => {
         { category: 'standard', amount: 1000 },
       ]);
 
-      // While the server holds the data directory, operator commands say so clearly.
-      const blocked = await atelier(['account', 'create', '--alias', 'bob'], env);
+      // While the server holds the data directory, operator commands run in it (issue 20);
+      // `migrate`, which a running server has done, still says clearly who holds it.
+      const viaServer = await atelier(['account', 'create', '--alias', 'bob'], env);
+      assert.equal(viaServer.code, 0, viaServer.stderr);
+      assert.equal((JSON.parse(viaServer.stdout) as { alias: string }).alias, 'bob');
+      const blocked = await atelier(['migrate'], env);
       assert.equal(blocked.code, 1);
       assert.match(blocked.stderr, /in use by a running Atelier process \(pid \d+\)/);
 
