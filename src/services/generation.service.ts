@@ -83,6 +83,19 @@ export class GenerationService {
     input: Readonly<Record<string, unknown>>,
   ): Promise<Submission> {
     const prepared = await this.#prepare(actor, kind, input, 'submit');
+    const maxCredits = optionalMaxCredits(input.maxCredits);
+    if (maxCredits !== null && prepared.credits > maxCredits) {
+      throw new AppError(
+        ErrorCode.InsufficientCredits,
+        `This generation costs ${prepared.credits} credits, more than its maxCredits of ${maxCredits}.`,
+        {
+          reason: 'max_credits',
+          field: 'maxCredits',
+          required: prepared.credits,
+          available: maxCredits,
+        },
+      );
+    }
     const request = {
       ...prepared,
       idempotencyKey: optionalKey(input.idempotencyKey),
@@ -290,6 +303,17 @@ function requireString(value: unknown, field: string): string {
   return value;
 }
 
+function optionalMaxCredits(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  const { min, max } = commonFields.maxCredits;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidInput([
+      { field: 'maxCredits', message: `must be a whole number from ${min} to ${max}` },
+    ]);
+  }
+  return value;
+}
+
 function optionalKey(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value.length === 0 || value.length > maxIdempotencyKeyLength) {
@@ -300,14 +324,17 @@ function optionalKey(value: unknown): string | null {
   return value;
 }
 
-/** The client's input, canonical (sorted keys, no nulls, no idempotency key), hashed. */
+/** Fields that are about the request, not the generation: a retry may change them. */
+const unhashed = new Set(['idempotencyKey', 'maxCredits']);
+
+/** The client's input, canonical (sorted keys, no nulls, no idempotency key or cap), hashed. */
 function hashInput(input: Readonly<Record<string, unknown>>): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (typeof value === 'object' && value !== null) {
       return Object.fromEntries(
         Object.entries(value)
-          .filter(([key, v]) => v !== null && v !== undefined && key !== 'idempotencyKey')
+          .filter(([key, v]) => v !== null && v !== undefined && !unhashed.has(key))
           .sort(([a], [b]) => (a < b ? -1 : 1))
           .map(([key, v]) => [key, canonical(v)]),
       );

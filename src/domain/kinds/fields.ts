@@ -1,4 +1,5 @@
 import { ErrorCode } from '../../shared/errors.ts';
+import { maxBalance } from '../credits.ts';
 
 /**
  * The wire type of one input field. Edges map it to their own types (GraphQL `ID`, `String`,
@@ -45,6 +46,13 @@ export const commonFields = {
     description:
       'Same key, same account: the first submission is returned and nothing is charged twice.',
   },
+  maxCredits: {
+    type: 'int',
+    min: 0,
+    max: maxBalance,
+    description:
+      'The most this generation may cost: a higher price is refused (130001) and nothing is charged.',
+  },
 } as const satisfies FieldTable;
 
 /** The seed field, the same wherever a kind takes one. */
@@ -84,7 +92,8 @@ export class SettingsReader<F extends FieldTable> {
   constructor(raw: Readonly<Record<string, unknown>>, fields: F) {
     this.#raw = raw;
     this.#fields = fields;
-    const known = Object.keys({ modelId: null, ...fields, idempotencyKey: null });
+    const { modelId, idempotencyKey, maxCredits } = commonFields;
+    const known = Object.keys({ modelId, ...fields, idempotencyKey, maxCredits });
     for (const key of Object.keys(raw)) {
       if (!known.includes(key) && raw[key] !== undefined && raw[key] !== null) {
         this.problems.push({

@@ -45,13 +45,13 @@ export function kindModule(kind: GenerationKind): KindModule<GenerationKind, unk
 
 /** Every input field of a kind as the edges show it: the model, the kind's own, the key. */
 export function inputFieldsOf(kind: GenerationKind): FieldTable {
-  const { modelId, idempotencyKey } = commonFields;
-  return { modelId, ...generationKinds[kind].fields, idempotencyKey };
+  const { modelId, idempotencyKey, maxCredits } = commonFields;
+  return { modelId, ...generationKinds[kind].fields, idempotencyKey, maxCredits };
 }
 
 /**
  * The fields of every kind together, for an estimate that names its kind among its arguments:
- * each optional but the model, no idempotency key (an estimate creates nothing). Kinds that
+ * each optional but the model, no idempotency key or price cap (an estimate creates nothing). Kinds that
  * share a field name declare it with the same type; where their descriptions differ, each
  * kind's is given ("image: … speech: …").
  */
@@ -59,7 +59,7 @@ export function fieldsOfAnyKind(): FieldTable {
   const byName = new Map<string, { kind: GenerationKind; spec: FieldSpec }[]>();
   for (const kind of kindNames) {
     for (const [name, spec] of Object.entries(inputFieldsOf(kind))) {
-      if (name !== 'idempotencyKey')
+      if (name !== 'idempotencyKey' && name !== 'maxCredits')
         byName.set(name, [...(byName.get(name) ?? []), { kind, spec }]);
     }
   }
