@@ -44,6 +44,7 @@ import { LibraryService } from './services/library.service.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { ResultService } from './services/result.service.ts';
+import { SpendingLimitService } from './services/spending-limit.service.ts';
 import { TaskFinisher } from './services/task-finisher.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
@@ -292,11 +293,12 @@ export async function buildCore(
       flow: new AuthorizationFlow({ db, clock, clients, sessions, issuer, resource, scope }),
       tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
     };
+    const spending = new SpendingLimitService({ db, clock, catalogue });
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
       accounts: new AccountService({ db, clock, changes: credentialEvents, metrics }),
-      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents }),
+      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents, spending }),
       catalogue,
       library,
       voices,
@@ -311,6 +313,7 @@ export async function buildCore(
         maxAttempts: config.taskMaxAttempts,
         metrics,
         finisher,
+        spending,
       }),
       results: new ResultService({
         db,
@@ -329,6 +332,7 @@ export async function buildCore(
       }),
       mcpConnections: new McpConnectionService({
         db,
+        spending,
         deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
       }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,

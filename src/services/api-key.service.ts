@@ -1,5 +1,6 @@
 import { generateApiKey } from '../auth/api-key.ts';
 import type { Actor } from '../domain/actor.ts';
+import type { SpendingLimits } from '../domain/spending-limits.ts';
 import type { CredentialEvents } from '../events/credential-events.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
@@ -11,7 +12,8 @@ import {
   listApiKeys,
   revokeApiKey,
 } from '../store/api-key.store.ts';
-import type { Db } from '../store/database.ts';
+import type { Db, Queryable } from '../store/database.ts';
+import type { SpendingLimitService, SpendingLimitsView } from './spending-limit.service.ts';
 
 /** Metadata of a key: what listings show. Never the secret, never its hash. */
 export interface ApiKeyInfo {
@@ -22,6 +24,8 @@ export interface ApiKeyInfo {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** What the key may spend and on what, with what it has spent; null: the account's rules. */
+  limits: SpendingLimitsView | null;
 }
 
 export interface CreatedApiKey {
@@ -33,6 +37,7 @@ export interface CreatedApiKey {
 export interface CreateApiKeyInput {
   name: string;
   expiresAt?: Date | null | undefined;
+  limits?: SpendingLimits | null | undefined;
 }
 
 /** API keys of an account: created with the secret shown once, listed as metadata, revoked. */
@@ -40,29 +45,48 @@ export class ApiKeyService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #changes: Pick<CredentialEvents, 'publish'>;
+  readonly #spending: SpendingLimitService;
 
-  constructor(deps: { db: Db; clock: Clock; changes: Pick<CredentialEvents, 'publish'> }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    changes: Pick<CredentialEvents, 'publish'>;
+    spending: SpendingLimitService;
+  }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#changes = deps.changes;
+    this.#spending = deps.spending;
   }
 
-  create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
-    return this.issue(actor.accountId, input);
+  /** A key of the caller's account; with limits, the key and its limits are made together. */
+  async create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    const limits = input.limits ?? null;
+    if (limits === null) return this.issue(actor.accountId, input);
+    return this.#db.transaction().execute(async (trx) => {
+      const created = await this.issue(actor.accountId, input, trx);
+      await this.#spending.set(actor, created.apiKey.id, limits, 'input.limits', trx);
+      const views = await this.#spending.views(actor.accountId, trx);
+      return { ...created, apiKey: { ...created.apiKey, limits: views.get(created.apiKey.id)! } };
+    });
   }
 
   /** Issues a key for an account (the caller's own, or an operator's choice). */
-  async issue(accountId: string, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  async issue(
+    accountId: string,
+    input: CreateApiKeyInput,
+    q: Queryable = this.#db,
+  ): Promise<CreatedApiKey> {
     const name = input.name.trim();
     const problems = inputProblems(name, input.expiresAt ?? null, this.#clock.now());
     if (problems.length > 0) throw invalidInput(problems);
-    const account = await findAccount(this.#db, accountId);
+    const account = await findAccount(q, accountId);
     if (account === undefined) throw new AppError(ErrorCode.NotFound, 'No such account.');
     if (!account.api_key_access) {
       throw new AppError(ErrorCode.Forbidden, 'API-key access is not enabled for this account.');
     }
     const key = generateApiKey();
-    const row = await insertApiKey(this.#db, {
+    const row = await insertApiKey(q, {
       id: newId('key'),
       accountId,
       name,
@@ -70,11 +94,27 @@ export class ApiKeyService {
       secretHash: key.secretHash,
       expiresAt: input.expiresAt ?? null,
     });
-    return { apiKey: toInfo(row), secret: key.secret };
+    return { apiKey: toInfo(row, null), secret: key.secret };
   }
 
   async list(actor: Actor): Promise<ApiKeyInfo[]> {
-    return (await listApiKeys(this.#db, actor.accountId)).map(toInfo);
+    const [rows, limits] = await Promise.all([
+      listApiKeys(this.#db, actor.accountId),
+      this.#spending.views(actor.accountId),
+    ]);
+    return rows.map((row) => toInfo(row, limits.get(row.id) ?? null));
+  }
+
+  /** Replaces the limits of one of the caller's keys (`null`: none). */
+  async setLimits(
+    actor: Actor,
+    apiKeyId: string,
+    limits: SpendingLimits | null,
+  ): Promise<ApiKeyInfo> {
+    const key = (await listApiKeys(this.#db, actor.accountId)).find((k) => k.id === apiKeyId);
+    if (key === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
+    await this.#spending.set(actor, apiKeyId, limits, 'limits');
+    return toInfo(key, (await this.#spending.views(actor.accountId)).get(apiKeyId) ?? null);
   }
 
   /** Revokes one of the caller's keys; it stops working on the very next request, on every node. */
@@ -83,7 +123,7 @@ export class ApiKeyService {
     // Another account's key is "not found": its existence is not the caller's business.
     if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
     await this.#changes.publish({ type: 'api_key_revoked', apiKeyId: row.id });
-    return toInfo(row);
+    return toInfo(row, (await this.#spending.views(actor.accountId)).get(row.id) ?? null);
   }
 }
 
@@ -100,7 +140,7 @@ function inputProblems(name: string, expiresAt: Date | null, now: Date): FieldPr
   return problems;
 }
 
-function toInfo(row: ApiKeyMetadataRow): ApiKeyInfo {
+function toInfo(row: ApiKeyMetadataRow, limits: SpendingLimitsView | null): ApiKeyInfo {
   return {
     id: row.id,
     name: row.name,
@@ -109,5 +149,6 @@ function toInfo(row: ApiKeyMetadataRow): ApiKeyInfo {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    limits,
   };
 }

@@ -5,6 +5,7 @@ import { FinishCode } from '../domain/finish-code.ts';
 import { commonFields, maxSeed, type Validated } from '../domain/kinds/fields.ts';
 import { defaultsOf, kindModule } from '../domain/kinds/kinds.ts';
 import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
+import type { SpendingLimits } from '../domain/spending-limits.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
@@ -12,12 +13,14 @@ import { newId } from '../shared/ids.ts';
 import { type ContentRow, findContentByIdempotencyKey } from '../store/content.store.ts';
 import { listBalances, lockBalances, readBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
+import { isOverLimit } from '../store/spending.store.ts';
 import { insertSubmission, isOverdrawn } from '../store/submission.store.ts';
 import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
 import { referenceChecks } from './reference-checks.ts';
+import type { SpendingLimitService } from './spending-limit.service.ts';
 import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
 
@@ -47,6 +50,8 @@ export interface GenerationServiceDeps {
   metrics?: Metrics;
   /** Cancellation finishes through it, like every other finish. */
   finisher: TaskFinisher;
+  /** The limits of the API key or MCP connection submitting. */
+  spending: SpendingLimitService;
 }
 
 /** A validated generation with its model and price, ready to charge and queue. */
@@ -57,6 +62,13 @@ interface Prepared {
   readonly settings: object;
   readonly credits: number;
 }
+
+/** What `#charge` needs besides the prepared generation. */
+type ChargeRequest = Prepared & {
+  idempotencyKey: string | null;
+  inputHash: string;
+  limits: SpendingLimits | null;
+};
 
 const maxIdempotencyKeyLength = commonFields.idempotencyKey.maxLength;
 /** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
@@ -96,8 +108,9 @@ export class GenerationService {
         },
       );
     }
-    const request = {
+    const request: ChargeRequest = {
       ...prepared,
+      limits: await this.#deps.spending.allowed(actor, prepared.model),
       idempotencyKey: optionalKey(input.idempotencyKey),
       // Defaults first: a left-out field and its default are the same input on every edge.
       inputHash: hashInput({ ...defaultsOf(kind), ...input }),
@@ -149,16 +162,26 @@ export class GenerationService {
   /**
    * Charges and queues in one statement, planned from the balances as read. When a balance fell
    * meanwhile (another submission spent it), the statement changes nothing and the submission
-   * is planned again under row locks, where it cannot be overtaken.
+   * is planned again under row locks, where it cannot be overtaken. When a spending limit was
+   * used up meanwhile, planning again answers with that limit's error.
    */
-  async #submit(
-    actor: Actor,
-    request: Prepared & { idempotencyKey: string | null; inputHash: string },
-  ): Promise<Submission> {
+  async #submit(actor: Actor, request: ChargeRequest): Promise<Submission> {
     const { db } = this.#deps;
-    const charged = await this.#charge(db, actor, request, readBalances).catch((error) => {
-      if (!isOverdrawn(error)) throw error;
-      return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockBalances));
+    const attempt = () =>
+      this.#charge(db, actor, request, readBalances).catch((error) => {
+        if (!isOverdrawn(error)) throw error;
+        return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockBalances));
+      });
+    const charged = await attempt().catch((error) => {
+      if (!isOverLimit(error)) throw error;
+      return attempt().catch((again) => {
+        if (!isOverLimit(again)) throw again;
+        throw new AppError(
+          ErrorCode.InsufficientCredits,
+          'A spending limit of this credential was reached by submissions at the same time.',
+          { reason: 'spending_limit' },
+        );
+      });
     });
     if (charged.debited.length > 0) this.#deps.metrics?.countCredits('debit', charged.debited);
     if (!charged.submission.deduplicated) {
@@ -170,7 +193,7 @@ export class GenerationService {
   async #charge(
     q: Queryable,
     actor: Actor,
-    request: Prepared & { idempotencyKey: string | null; inputHash: string },
+    request: ChargeRequest,
     balancesOf: (q: Queryable, accountId: string) => Promise<ReadonlyMap<string, number>>,
   ): Promise<{ submission: Submission; debited: readonly CreditAmount[] }> {
     const { model, settings, credits, idempotencyKey, inputHash } = request;
@@ -193,10 +216,12 @@ export class GenerationService {
         { required: credits, available: plan.available, category: model.pricing.category },
       );
     }
+    const spending = await this.#deps.spending.plan(q, actor, request.limits, plan.parts);
     const contentId = newId('cnt');
     const taskId = newId('tsk');
     await insertSubmission(q, {
       debits: plan.parts,
+      spending,
       content: {
         id: contentId,
         accountId: actor.accountId,

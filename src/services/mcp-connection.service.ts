@@ -1,4 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
+import { type SpendingLimits, spenderOf } from '../domain/spending-limits.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
@@ -7,6 +8,7 @@ import {
   type McpDeployment,
   mcpClientInstructions,
 } from './mcp-client-instructions.ts';
+import type { SpendingLimitService, SpendingLimitsView } from './spending-limit.service.ts';
 
 /** A consent of the account for one MCP client (contract `McpConnection`). */
 export interface McpConnectionView {
@@ -18,20 +20,45 @@ export interface McpConnectionView {
   connectedAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** What the client may spend and on what, with what it has spent; null: no limits. */
+  limits: SpendingLimitsView | null;
 }
 
 /** The account's MCP connections (spec §4.1: listed and revoked through GraphQL). */
 export class McpConnectionService {
   readonly #db: Db;
   readonly #instructions: readonly McpClientInstruction[];
+  readonly #spending: SpendingLimitService;
 
-  constructor(deps: { db: Db; deployment: McpDeployment }) {
+  constructor(deps: { db: Db; deployment: McpDeployment; spending: SpendingLimitService }) {
     this.#db = deps.db;
+    this.#spending = deps.spending;
     this.#instructions = mcpClientInstructions(deps.deployment);
   }
 
   async list(actor: Actor): Promise<McpConnectionView[]> {
-    return (await listConnections(this.#db, actor.accountId)).map(toView);
+    const [rows, limits] = await Promise.all([
+      listConnections(this.#db, actor.accountId),
+      this.#spending.views(actor.accountId),
+    ]);
+    return rows.map((row) => toView(row, limits));
+  }
+
+  /**
+   * Replaces what a connected client may spend (`null`: no limits). They hold for every token
+   * the client has and will get, until changed; revoking the connection removes them.
+   */
+  async setLimits(
+    actor: Actor,
+    clientId: string,
+    limits: SpendingLimits | null,
+  ): Promise<McpConnectionView> {
+    const row = (await listConnections(this.#db, actor.accountId)).find(
+      (c) => c.client_id === clientId && c.revoked_at === null,
+    );
+    if (row === undefined) throw notFound();
+    await this.#spending.set(actor, mcpSpender(clientId), limits, 'limits');
+    return toView(row, await this.#spending.views(actor.accountId));
   }
 
   /**
@@ -40,9 +67,10 @@ export class McpConnectionService {
    */
   async revoke(actor: Actor, clientId: string): Promise<McpConnectionView> {
     const revoked = await revokeConnection(this.#db, actor.accountId, clientId);
-    if (revoked === undefined)
-      throw new AppError(ErrorCode.NotFound, 'No such MCP connection.', { field: 'clientId' });
-    return toView(revoked);
+    if (revoked === undefined) throw notFound();
+    // A client connected again starts without the limits of the consent it lost.
+    await this.#spending.set(actor, mcpSpender(clientId), null, 'limits');
+    return toView(revoked, new Map());
   }
 
   /** Setup for the MCP clients people run, for this deployment (public: no actor). */
@@ -51,7 +79,19 @@ export class McpConnectionService {
   }
 }
 
-function toView(row: McpConnectionRow): McpConnectionView {
+function notFound(): AppError {
+  return new AppError(ErrorCode.NotFound, 'No such MCP connection.', { field: 'clientId' });
+}
+
+/** Whose spending an MCP client's tokens are, within the account. */
+function mcpSpender(clientId: string): string {
+  return spenderOf({ kind: 'mcp_token', clientId })!;
+}
+
+function toView(
+  row: McpConnectionRow,
+  limits: ReadonlyMap<string, SpendingLimitsView>,
+): McpConnectionView {
   return {
     clientId: row.client_id,
     clientName: row.client_name,
@@ -61,5 +101,6 @@ function toView(row: McpConnectionRow): McpConnectionView {
     connectedAt: row.connected_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    limits: row.revoked_at === null ? (limits.get(mcpSpender(row.client_id)) ?? null) : null,
   };
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../shared/ids.ts';
 import type { Queryable } from './database.ts';
 import type { CreditLedgerTable } from './schema.ts';
+import { refundSpending } from './spending.store.ts';
 
 export interface CreditBalanceRow {
   category: string;
@@ -93,7 +94,7 @@ export async function changeBalance(
 
 /**
  * Returns to the balances exactly what the content's submission debited, by category, and
- * records it on the content. Call it in the transaction that finishes the task with a
+ * to the limits of the credential that spent it; records it on the content. Call it in the transaction that finishes the task with a
  * non-zero code: that transition happens once, so the refund does too.
  */
 export async function refundContent(
@@ -111,9 +112,11 @@ export async function refundContent(
     .orderBy('category')
     .execute();
   let refunded = 0;
+  const returned: { category: string; amount: number }[] = [];
   for (const debit of debits) {
     const amount = -Number(debit.total);
     if (amount <= 0) continue;
+    returned.push({ category: debit.category, amount });
     await changeBalance(q, {
       accountId,
       category: debit.category,
@@ -123,6 +126,7 @@ export async function refundContent(
     });
     refunded += amount;
   }
+  await refundSpending(q, contentId, returned);
   await q
     .updateTable('contents')
     .set({ credits_refunded: refunded })

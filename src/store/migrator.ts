@@ -11,6 +11,7 @@ import * as pendingUploads from './migrations/0008-pending-uploads.ts';
 import * as engineCheckpoints from './migrations/0009-engine-checkpoints.ts';
 import * as idpIssuer from './migrations/0010-idp-issuer.ts';
 import * as claimFunction from './migrations/0011-claim-function.ts';
+import * as spendingLimits from './migrations/0012-spending-limits.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -25,6 +26,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0009-engine-checkpoints': engineCheckpoints,
   '0010-idp-issuer': idpIssuer,
   '0011-claim-function': claimFunction,
+  '0012-spending-limits': spendingLimits,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -22,6 +22,8 @@ export interface Tables {
   elements: ElementsTable;
   avatars: AvatarsTable;
   rate_limits: RateLimitsTable;
+  spending_limits: SpendingLimitsTable;
+  spending_counters: SpendingCountersTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -82,6 +84,9 @@ export interface ContentsTable {
   credits_charged: number;
   credits_refunded: Generated<number>;
   created_at: CreatedAt;
+  /** The API key or MCP connection whose limits it was charged to (`spenderOf`), if any. */
+  spender: string | null;
+  spent_at: Date | null;
 }
 
 export interface TasksTable {
@@ -236,4 +241,25 @@ export interface RateLimitsTable {
   key: string;
   hits: number;
   reset_at: Date;
+}
+
+export interface SpendingLimitsTable {
+  account_id: string;
+  /** An API key's ID, or `mcp:` and an MCP client ID (`spenderOf`). */
+  spender: string;
+  /** `CreditLimit[]` */
+  credits: ColumnType<unknown, string, string>;
+  kinds: string[] | null;
+  model_ids: string[] | null;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface SpendingCountersTable {
+  account_id: string;
+  spender: string;
+  category: string;
+  period: 'day' | 'month';
+  period_start: Date;
+  spent: number;
+  cap: number;
 }

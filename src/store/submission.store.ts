@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DebitPart } from '../domain/credits.ts';
+import type { SpendingCharge } from '../domain/spending-limits.ts';
 import { newId } from '../shared/ids.ts';
 import type { NewContentRow } from './content.store.ts';
 import type { Queryable } from './database.ts';
@@ -18,11 +19,22 @@ export interface NewSubmission {
   readonly debits: readonly DebitPart[];
   readonly content: NewContentRow;
   readonly task: { readonly id: string; readonly maxAttempts: number };
+  /**
+   * The credential charged (`spenderOf`) and what the debit adds to each of its limits; the
+   * statement fails on `spending_counters_within_cap` (`isOverLimit`) when one would be
+   * exceeded. Left out: nothing is charged to a credential's limits.
+   */
+  readonly spending?: {
+    readonly spender: string | null;
+    readonly at: Date;
+    readonly charges: readonly SpendingCharge[];
+  };
 }
 
 /**
  * Records a submission in one statement, so all of it stands or none does: each debit and its
- * ledger row (reason `debit`, the content as reference), the content, and its queued task.
+ * ledger row (reason `debit`, the content as reference), what it adds to the credential's
+ * spending counters, the content, and its queued task.
  *
  * A debit larger than its balance makes the whole statement fail on the balance's CHECK
  * (`isOverdrawn`), changing nothing; the caller then plans again. Balances planned from a read
@@ -31,6 +43,8 @@ export interface NewSubmission {
  */
 export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<void> {
   const { content, task, debits } = s;
+  const spending = s.spending ?? { spender: null, at: null, charges: [] };
+  const { charges } = spending;
   await sql`
     WITH plan AS (
       SELECT * FROM unnest(
@@ -48,12 +62,23 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
       INSERT INTO credit_ledger (id, account_id, category, delta, balance_after, reason, reference)
       SELECT ledger_id, ${content.accountId}, category, -amount, balance_after, 'debit', ${content.id}
       FROM debited ORDER BY n
+    ), spent AS (
+      INSERT INTO spending_counters (account_id, spender, category, period, period_start, spent, cap)
+      SELECT ${content.accountId}, ${spending.spender}, c.* FROM unnest(
+        ${charges.map((c) => c.category)}::text[],
+        ${charges.map((c) => c.period)}::text[],
+        ${charges.map((c) => c.periodStart.toISOString())}::timestamptz[],
+        ${charges.map((c) => c.amount)}::integer[],
+        ${charges.map((c) => c.cap)}::integer[]
+      ) AS c
+      ON CONFLICT (account_id, spender, category, period, period_start) DO UPDATE
+      SET spent = spending_counters.spent + excluded.spent, cap = excluded.cap
     ), content AS (
-      INSERT INTO contents
-        (id, account_id, kind, model_id, input, input_hash, idempotency_key, credits_charged)
+      INSERT INTO contents (id, account_id, kind, model_id, input, input_hash, idempotency_key,
+        credits_charged, spender, spent_at)
       VALUES (${content.id}, ${content.accountId}, ${content.kind}, ${content.modelId},
         ${JSON.stringify(content.input)}, ${content.inputHash}, ${content.idempotencyKey},
-        ${content.creditsCharged})
+        ${content.creditsCharged}, ${spending.spender}, ${spending.spender === null ? null : spending.at})
       RETURNING id, account_id
     )
     INSERT INTO tasks (id, content_id, account_id, max_attempts)

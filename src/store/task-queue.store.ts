@@ -81,7 +81,11 @@ export async function claimTask(
   // row_to_json carries timestamps as text; the content's input is already JSON.
   return {
     task: { ...task, lease_token: token },
-    content: { ...content, created_at: new Date(content.created_at as unknown as string) },
+    content: {
+      ...content,
+      created_at: new Date(content.created_at as unknown as string),
+      spent_at: content.spent_at === null ? null : new Date(content.spent_at as unknown as string),
+    },
   };
 }
 

@@ -7,16 +7,18 @@ import { addGenerationSchema } from './schema/generation.schema.ts';
 import { addLibrarySchema } from './schema/library.schema.ts';
 import { addMcpSchema } from './schema/mcp.schema.ts';
 import { addSharedTypes } from './schema/shared-types.schema.ts';
+import { addSpendingTypes } from './schema/spending.schema.ts';
 
 /** The served schema: a compatible superset of docs/contract.graphql. */
 export function buildGraphqlSchema(): GraphQLSchema {
   const builder = createBuilder();
   addAccountSchema(builder);
-  addApiKeySchema(builder);
   const shared = addSharedTypes(builder);
+  const spending = addSpendingTypes(builder, shared);
+  addApiKeySchema(builder, spending);
   const { ElementRef } = addCatalogueSchema(builder, shared);
   addLibrarySchema(builder, shared, ElementRef);
   addGenerationSchema(builder, shared);
-  addMcpSchema(builder);
+  addMcpSchema(builder, spending);
   return builder.toSchema({ sortSchema: false });
 }

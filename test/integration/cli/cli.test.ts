@@ -29,6 +29,7 @@ const allMigrations = [
   '0009-engine-checkpoints',
   '0010-idp-issuer',
   '0011-claim-function',
+  '0012-spending-limits',
 ];
 
 describe('bin/atelier on the embedded database', () => {

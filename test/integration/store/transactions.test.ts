@@ -7,6 +7,7 @@ import { newId } from '../../../src/shared/ids.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
 import { changeBalance, listBalances } from '../../../src/store/credit.store.ts';
 import type { Database } from '../../../src/store/database.ts';
+import { isOverLimit } from '../../../src/store/spending.store.ts';
 import {
   insertSubmission,
   isOverdrawn,
@@ -106,6 +107,35 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
       0,
       'the ledger sums to the balance',
     );
+  });
+
+  it('submissions past a spending limit fail in their own statement, changing nothing', async () => {
+    const accountId = await newAccount(database, 100);
+    const day = new Date('2026-11-27T00:00:00Z');
+    const charged = (amount: number): NewSubmission => ({
+      ...newSubmission(accountId, [{ category: 'standard', amount }]),
+      spending: {
+        spender: 'key_limited',
+        at: new Date('2026-11-27T10:00:00Z'),
+        charges: [{ category: 'standard', period: 'day', periodStart: day, amount, cap: 10 }],
+      },
+    });
+    // No check before: only the statement stands between these and the cap.
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => insertSubmission(database.db, charged(3))),
+    );
+    const refused = results.filter((r) => r.status === 'rejected');
+    assert.equal(results.length - refused.length, 3);
+    for (const r of refused) assert.ok(isOverLimit((r as PromiseRejectedResult).reason));
+    assert.deepEqual(await listBalances(database.db, accountId), [
+      { category: 'standard', amount: 91 },
+    ]);
+    const counter = await database.db
+      .selectFrom('spending_counters')
+      .select(['spent', 'cap'])
+      .where('account_id', '=', accountId)
+      .execute();
+    assert.deepEqual(counter, [{ spent: 9, cap: 10 }]);
   });
 
   it('the database itself refuses a negative balance (CHECK constraint)', async () => {

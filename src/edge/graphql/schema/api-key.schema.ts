@@ -1,8 +1,9 @@
 import type { ApiKeyInfo, CreatedApiKey } from '../../../services/api-key.service.ts';
 import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
+import { type SpendingTypes, spendingLimitsOf } from './spending.schema.ts';
 
-export function addApiKeySchema(builder: Builder): void {
+export function addApiKeySchema(builder: Builder, spending: SpendingTypes): void {
   const ApiKeyRef = builder.objectRef<ApiKeyInfo>('ApiKey').implement({
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -14,6 +15,12 @@ export function addApiKeySchema(builder: Builder): void {
       expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true }),
       revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
       lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
+      limits: t.field({
+        type: spending.SpendingLimitsRef,
+        nullable: true,
+        description: 'What the key may spend and on what; null: no limits beyond the account.',
+        resolve: (key) => key.limits,
+      }),
     }),
   });
 
@@ -30,6 +37,7 @@ export function addApiKeySchema(builder: Builder): void {
     fields: (t) => ({
       name: t.string({ required: true }),
       expiresAt: t.field({ type: 'DateTime' }),
+      limits: t.field({ type: spending.SpendingLimitsInput }),
     }),
   });
 
@@ -52,7 +60,19 @@ export function addApiKeySchema(builder: Builder): void {
         ctx.services.apiKeys.create(requireActor(ctx), {
           name: input.name,
           expiresAt: input.expiresAt ?? null,
+          limits: spendingLimitsOf(input.limits),
         }),
+    }),
+    setApiKeyLimits: t.field({
+      type: ApiKeyRef,
+      nullable: true,
+      description: "Replaces the key's spending limits; null removes them.",
+      args: {
+        apiKeyId: t.arg.id({ required: true }),
+        limits: t.arg({ type: spending.SpendingLimitsInput }),
+      },
+      resolve: (_root, { apiKeyId, limits }, ctx) =>
+        ctx.services.apiKeys.setLimits(requireActor(ctx), apiKeyId, spendingLimitsOf(limits)),
     }),
     revokeApiKey: t.field({
       type: ApiKeyRef,

@@ -2,8 +2,9 @@ import type { McpClientInstruction } from '../../../services/mcp-client-instruct
 import type { McpConnectionView } from '../../../services/mcp-connection.service.ts';
 import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
+import { type SpendingTypes, spendingLimitsOf } from './spending.schema.ts';
 
-export function addMcpSchema(builder: Builder): void {
+export function addMcpSchema(builder: Builder, spending: SpendingTypes): void {
   const Instruction = builder.objectRef<McpClientInstruction>('McpClientInstruction').implement({
     fields: (t) => ({
       clientName: t.exposeString('clientName'),
@@ -36,6 +37,12 @@ export function addMcpSchema(builder: Builder): void {
       connectedAt: t.expose('connectedAt', { type: 'DateTime' }),
       lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
       revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+      limits: t.field({
+        type: spending.SpendingLimitsRef,
+        nullable: true,
+        description: 'What the client may spend and on what; null: no limits beyond the account.',
+        resolve: (c) => c.limits,
+      }),
     }),
   });
 
@@ -63,6 +70,25 @@ export function addMcpSchema(builder: Builder): void {
       args: { clientId: t.arg.id({ required: true }) },
       resolve: (_root, { clientId }, ctx) =>
         ctx.services.mcpConnections.revoke(requireActor(ctx), clientId),
+    }),
+  );
+
+  builder.mutationField('setMcpConnectionLimits', (t) =>
+    t.field({
+      type: Connection,
+      nullable: true,
+      description:
+        'Replaces what a connected MCP client may spend and on what, for all its tokens; null removes the limits.',
+      args: {
+        clientId: t.arg.id({ required: true }),
+        limits: t.arg({ type: spending.SpendingLimitsInput }),
+      },
+      resolve: (_root, { clientId, limits }, ctx) =>
+        ctx.services.mcpConnections.setLimits(
+          requireActor(ctx),
+          clientId,
+          spendingLimitsOf(limits),
+        ),
     }),
   );
 }
