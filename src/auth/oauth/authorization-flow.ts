@@ -1,6 +1,8 @@
+import { type LimitPeriod, limitPeriods } from '../../domain/spending-limits.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isLoopbackHostname } from '../../shared/loopback.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../../shared/secrets.ts';
+import { listBalances } from '../../store/credit.store.ts';
 import type { Db } from '../../store/database.ts';
 import {
   deletePendingAuthorization,
@@ -13,6 +15,7 @@ import type { AuthorizeParams } from './authorize/authorization-request.ts';
 import { validateAuthorizationRequest } from './authorize/validate-authorization-request.ts';
 import type { BrowserSession, BrowserSessions } from './browser-sessions.ts';
 import type { ClientRegistry, OAuthClient } from './clients.ts';
+import { applyConsentLimit, consentLimit, consentLimitFields } from './consent-limit.ts';
 import { OAuthError } from './oauth-error.ts';
 
 export const pendingAuthorizationMs = 10 * 60_000; // spec §8: 10 minutes
@@ -46,6 +49,12 @@ export interface ConsentContext {
     approveScope: string;
     csrfParameterName: string;
     csrfToken: string;
+  };
+  /** The optional spending limit the form may carry: field names and the choices to offer. */
+  spendingLimit: {
+    fields: typeof consentLimitFields;
+    categories: string[];
+    periods: readonly LimitPeriod[];
   };
 }
 
@@ -174,6 +183,11 @@ export class AuthorizationFlow {
         csrfParameterName,
         csrfToken: session.csrfToken,
       },
+      spendingLimit: {
+        fields: consentLimitFields,
+        categories: (await listBalances(this.#d.db, session.accountId!)).map((b) => b.category),
+        periods: limitPeriods,
+      },
     };
   }
 
@@ -193,6 +207,8 @@ export class AuthorizationFlow {
       );
     }
     const { pending, client } = await this.#pendingFor(session, form.client_id, form.state);
+    // Checked before the request is used up, so a person can go back and correct it.
+    const limit = form.scope === pending.scope ? consentLimit(form) : null;
     await deletePendingAuthorization(this.#d.db, session.idHash);
     const back = new URL(pending.redirect_uri);
     if (form.scope !== pending.scope) {
@@ -207,6 +223,15 @@ export class AuthorizationFlow {
         logoUri: client.logoUri,
         scopes: pending.scope,
       });
+      if (limit !== null) {
+        await applyConsentLimit(
+          this.#d.db,
+          session.accountId!,
+          client.clientId,
+          limit,
+          this.#d.clock.now(),
+        );
+      }
       await insertCode(this.#d.db, {
         code_hash: sha256Hex(code),
         client_id: client.clientId,

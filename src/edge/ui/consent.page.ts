@@ -42,6 +42,16 @@ const page = pageShell(
       <input type="hidden" name="client_id">
       <input type="hidden" name="state">
       <input type="hidden" id="csrf">
+      <fieldset id="limit" hidden>
+        <legend>Limit what it may spend (optional)</legend>
+        <label for="spend-credits">At most this many credits</label>
+        <input id="spend-credits" type="number" min="1" step="1" inputmode="numeric">
+        <label for="spend-category">of</label>
+        <select id="spend-category"></select>
+        <label for="spend-period">per</label>
+        <select id="spend-period"></select>
+        <p class="detail">Left empty: no limit beyond your balance. You can change it later.</p>
+      </fieldset>
       <button id="approve" type="submit" name="scope">Allow</button>
       <button id="deny" type="submit" class="secondary">Deny</button>
     </form>

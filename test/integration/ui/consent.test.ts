@@ -109,6 +109,45 @@ describe('an MCP client connecting, in Chromium: /login → /consent → callbac
     assert.equal(principal.accountId, account.id);
   });
 
+  it('a spending limit set at consent holds for the connection (issue 21)', async (ctx) => {
+    const { account, callback, page } = await openConsent(ctx, 'thrifty@example.test');
+    assert.deepEqual(await page.locator('#spend-category option').allTextContents(), ['standard']);
+    await page.getByLabel('At most this many credits').fill('25');
+    await page.getByLabel('per').selectOption('month');
+    await page.click('#approve');
+    await page.waitForURL((url) => url.href.startsWith(callback.uri));
+    assert.ok(callback.hits.at(-1)!.searchParams.get('code'));
+    const actor = {
+      accountId: account.id,
+      role: 'user',
+      credential: { kind: 'api_key', apiKeyId: 'x' },
+    } as const;
+    const [connection] = await t.app.services.mcpConnections.list(actor);
+    assert.deepEqual(
+      connection!.limits!.credits.map((l) => [l.category, l.period, l.credits, l.remaining]),
+      [['standard', 'month', 25, 25]],
+    );
+  });
+
+  it('a spending limit that is not a whole number is refused, and nothing is allowed', async (ctx) => {
+    const { account, callback, page } = await openConsent(ctx, 'typo@example.test');
+    // The browser's own check would stop a person; a forged form reaches the server.
+    await page.locator('#spend-credits').evaluate((input) => {
+      (input as HTMLInputElement).type = 'text';
+      (input as HTMLInputElement).value = '2.5';
+    });
+    await page.click('#approve');
+    await page.waitForLoadState();
+    assert.match((await page.textContent('body'))!, /spending limit credits must be 1 to/);
+    assert.equal(callback.hits.length, 0);
+    const actor = {
+      accountId: account.id,
+      role: 'user',
+      credential: { kind: 'api_key', apiKeyId: 'x' },
+    } as const;
+    assert.deepEqual(await t.app.services.mcpConnections.list(actor), []);
+  });
+
   it('Deny sends access_denied back to the client', async (ctx) => {
     const { callback, page } = await openConsent(ctx, 'denier@example.test');
     await page.click('#deny');

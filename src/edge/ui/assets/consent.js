@@ -53,7 +53,19 @@ async function show() {
   $('csrf').name = context.form.csrfParameterName;
   $('csrf').value = context.form.csrfToken;
   $('approve').value = context.form.approveScope;
+  offerLimit(context.spendingLimit);
   $('consent').hidden = false;
+}
+
+/** The optional spending limit: named as the server says, offered for the account's categories. */
+function offerLimit({ fields, categories, periods }) {
+  if (categories.length === 0) return;
+  $('spend-credits').name = fields.credits;
+  $('spend-category').name = fields.category;
+  $('spend-period').name = fields.period;
+  for (const category of categories) $('spend-category').append(new Option(category, category));
+  for (const period of periods) $('spend-period').append(new Option(period, period));
+  $('limit').hidden = false;
 }
 
 show().catch((error) => say(error.message));
