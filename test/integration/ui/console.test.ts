@@ -108,9 +108,21 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     // An MCP connection made the way an agent makes one; its sign-in is the person's.
     const mcpToken = await mcpAccessToken(t, seeded.account.id);
     const who = { email: `mcp-${seeded.account.id}@example.test`, password: 'an mcp password' };
+    const limited = await graphql(t.url, {
+      query: `mutation ($id: ID!, $l: SpendingLimitsInput) {
+        setApiKeyLimits(apiKeyId: $id, limits: $l) { id }
+      }`,
+      variables: {
+        id: seeded.apiKeyId,
+        l: { credits: [{ category: 'standard', period: 'day', credits: 50 }] },
+      },
+      apiKey: seeded.apiKey,
+    });
+    assert.deepEqual(errorCodes(limited), []);
     const page = await newPage(test, { viewport: { width: 1100, height: 900 } });
     await signIn(page, t, who);
     assert.match((await page.textContent('#balances')) ?? '', /100 standard/);
+    await page.waitForSelector('#key-list li:has-text("spent 0 of 50 standard this day")');
     assert.equal(await page.isHidden('[data-testid=landing]'), true);
     await assertAccessible(page);
     await snap(page, 'console');

@@ -508,7 +508,7 @@ async function renderKeys(root) {
   root.replaceChildren(form, secret, message, list);
   const refresh = async () => {
     const { listApiKeys } = await api(
-      '{ listApiKeys { id name prefix createdAt lastUsedAt revokedAt expiresAt } }',
+      `{ listApiKeys { id name prefix createdAt lastUsedAt revokedAt expiresAt ${limitFields} } }`,
     );
     list.replaceChildren(
       ...listApiKeys.map((key) =>
@@ -516,7 +516,7 @@ async function renderKeys(root) {
           'li',
           { 'data-key-id': key.id },
           h('strong', {}, key.name),
-          ` ${key.prefix}… · created ${dateTime(key.createdAt)} · last used ${dateTime(key.lastUsedAt)} `,
+          ` ${key.prefix}… · created ${dateTime(key.createdAt)} · last used ${dateTime(key.lastUsedAt)}${limitText(key.limits)} `,
           key.revokedAt
             ? h('span', { class: 'tag' }, `revoked ${dateTime(key.revokedAt)}`)
             : h(
@@ -570,6 +570,18 @@ async function renderKeys(root) {
   await refresh();
 }
 
+/** The spending limits of a key or connection, as set in GraphQL or at consent (issue 21). */
+const limitFields = 'limits { credits { category period credits spent } kinds modelIds }';
+
+function limitText(limits) {
+  if (limits === null) return '';
+  const credits = limits.credits.map(
+    (l) => ` · spent ${l.spent} of ${l.credits} ${l.category} this ${l.period}`,
+  );
+  const only = [...(limits.kinds ?? []), ...(limits.modelIds ?? [])];
+  return credits.join('') + (only.length > 0 ? ` · only ${only.join(', ')}` : '');
+}
+
 // ---------------------------------------------------------------- MCP connections
 
 async function renderMcp(root) {
@@ -579,7 +591,7 @@ async function renderMcp(root) {
   root.replaceChildren(list, message, h('h3', {}, 'Connect a client'), guides);
   const refresh = async () => {
     const { listPersonalMcpConnections: connections } = await api(
-      '{ listPersonalMcpConnections { clientId clientName connectedAt lastUsedAt revokedAt } }',
+      `{ listPersonalMcpConnections { clientId clientName connectedAt lastUsedAt revokedAt ${limitFields} } }`,
     );
     list.replaceChildren(
       ...connections.map((c) =>
@@ -587,7 +599,7 @@ async function renderMcp(root) {
           'li',
           { 'data-client-id': c.clientId },
           h('strong', {}, c.clientName ?? c.clientId),
-          ` · connected ${dateTime(c.connectedAt)} · last used ${dateTime(c.lastUsedAt)} `,
+          ` · connected ${dateTime(c.connectedAt)} · last used ${dateTime(c.lastUsedAt)}${limitText(c.limits)} `,
           c.revokedAt
             ? h('span', { class: 'tag' }, `revoked ${dateTime(c.revokedAt)}`)
             : h(
