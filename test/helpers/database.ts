@@ -63,5 +63,14 @@ export async function resetDatabase(database: Database): Promise<void> {
     WHERE schemaname = current_schema() AND tablename NOT LIKE 'kysely_%'`.execute(database.db);
   if (rows.length === 0) return;
   const tables = sql.join(rows.map((r) => sql.table(r.name)));
-  await sql`TRUNCATE ${tables} RESTART IDENTITY CASCADE`.execute(database.db);
+  // A worker of the suite's app may be finishing a task of the previous test: its row locks
+  // and TRUNCATE's table locks can meet in a deadlock, which PostgreSQL breaks by failing one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`TRUNCATE ${tables} RESTART IDENTITY CASCADE`.execute(database.db);
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== '40P01' || attempt === 3) throw error;
+    }
+  }
 }
