@@ -45,7 +45,9 @@ import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { ResultService } from './services/result.service.ts';
 import { SpendingLimitService } from './services/spending-limit.service.ts';
+import { TaskEventFeed } from './services/task-event-feed.ts';
 import { TaskFinisher } from './services/task-finisher.ts';
+import { TaskUpdates, taskEventRetentionMs } from './services/task-updates.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
@@ -58,6 +60,7 @@ import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
+import { pruneLog } from './store/task-event.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
 
 // The wired core without HTTP — database, services, the OAuth server, events, metrics and the
@@ -66,6 +69,9 @@ import { queueDepth } from './store/task-queue.store.ts';
 
 /** How often workers look for expired uploads to complete or forget. */
 const uploadSweepMs = 60_000; // 1 minute
+const eventPruneMs = 10 * 60_000; // 10 minutes
+/** Kept past the retention, so a cursor accepted at its last moment still finds its events. */
+const eventPruneMargin = 3_600_000; // 1 hour
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface CoreOverrides {
@@ -294,6 +300,9 @@ export async function buildCore(
       tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
     };
     const spending = new SpendingLimitService({ db, clock, catalogue });
+    // Started by the first subscription; closed before the events it listens to.
+    const feed = new TaskEventFeed({ db, events });
+    closers.push(() => feed.close());
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
@@ -317,7 +326,7 @@ export async function buildCore(
       }),
       results: new ResultService({
         db,
-        events,
+        updates: new TaskUpdates({ db, feed, cursors, clock }),
         signer,
         maxRunningPerAccount: config.accountMaxRunningTasks,
         cursors,
@@ -386,6 +395,18 @@ export async function buildCore(
           }
         });
         closers.push(() => sweeper.stop());
+        const pruner = every(eventPruneMs, async () => {
+          try {
+            const before = new Date(
+              clock.now().getTime() - taskEventRetentionMs - eventPruneMargin,
+            );
+            const deleted = await pruneLog(db, before);
+            if (deleted > 0) log.info({ deleted }, 'old task events pruned');
+          } catch (error) {
+            log.warn({ err: error }, 'old task events could not be pruned; trying again later');
+          }
+        });
+        closers.push(() => pruner.stop());
         return runner;
       },
       close: closeAll,

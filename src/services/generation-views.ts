@@ -14,6 +14,8 @@ export interface TaskView {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** On a live update: its place in the task event log, to resume after (`after`). */
+  readonly cursor?: string | null;
 }
 
 /** What clients see of a media file (contract `Media`); `download` is signed at every read. */

@@ -1,5 +1,4 @@
 import type { Actor } from '../domain/actor.ts';
-import type { TaskEvents } from '../events/task-events.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { type Cursors, isTimeIdCursor, type Page, pageSize } from '../shared/pagination.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
@@ -13,7 +12,7 @@ import type { Db } from '../store/database.ts';
 import { listMediaOfContents } from '../store/media.store.ts';
 import { findTask, findTasksOfContents, runningOf } from '../store/task-queue.store.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
-import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
+import type { TaskUpdates } from './task-updates.ts';
 
 /**
  * Reading generations of an account: one content or task, the history (the place to reconcile
@@ -22,7 +21,8 @@ import { type ChangedEvent, watchTaskChanges } from './task-watch.ts';
  */
 export interface ResultServiceDeps {
   db: Db;
-  events: TaskEvents;
+  /** Live updates from the task event log. */
+  updates: TaskUpdates;
   signer: UrlSigner;
   /** The per-account limit on running tasks, to say why a queued task waits (0: none). */
   maxRunningPerAccount?: number;
@@ -95,48 +95,31 @@ export class ResultService {
   }
 
   /**
-   * Every change of one task of the account, starting with its current state, until it is
-   * finished (`taskUpdated`). Another account's task is 140004, like an unknown one.
+   * Every change of one task of the account until it is finished (`taskUpdated`): its current
+   * state first, or with `after` what came since that cursor. Another account's task is
+   * 140004, like an unknown one.
    */
-  async *watchTask(actor: Actor, taskId: string, signal: AbortSignal): AsyncGenerator<TaskView> {
-    const changes = watchTaskChanges(
-      this.#deps.events,
-      { accountId: actor.accountId, taskId },
-      signal,
-    );
-    const current = await this.getTask(actor, taskId);
-    yield current;
-    if (current.status === 'finished') return;
-    for await (const change of changes) {
-      const task = await this.#snapshot(change);
-      yield task;
-      if (task.status === 'finished') return;
-    }
+  watchTask(
+    actor: Actor,
+    taskId: string,
+    signal: AbortSignal,
+    after: string | null = null,
+  ): Promise<AsyncGenerator<TaskView>> {
+    return this.#deps.updates.task(actor, taskId, after, signal);
   }
 
-  /** Every task change of the account (`myTaskUpdates`), as it happens. */
-  async *watchAccountTasks(actor: Actor, signal: AbortSignal): AsyncGenerator<TaskView> {
-    const changes = watchTaskChanges(this.#deps.events, { accountId: actor.accountId }, signal);
-    for await (const change of changes) yield await this.#snapshot(change);
+  /** Refuses, before a subscription starts, a cursor it could not resume from (120001). */
+  checkCursor(actor: Actor, after: string | null | undefined): void {
+    if (after != null) this.#deps.updates.check(actor, after);
   }
 
-  readonly #snapshots = new WeakMap<ChangedEvent, Promise<TaskView>>();
-
-  /**
-   * The task's state after `event`, read once per event however many subscribers receive it:
-   * every listener of a process gets the same event object, so a thousand subscriptions of an
-   * account cost one query. Keyed by the event itself, so never older than that event.
-   */
-  #snapshot(event: ChangedEvent): Promise<TaskView> {
-    let snapshot = this.#snapshots.get(event);
-    if (snapshot === undefined) {
-      snapshot = findTask(this.#deps.db, event.accountId, event.taskId).then((task) => {
-        if (task === undefined) throw notFound('task', event.taskId, 'taskId');
-        return toTaskView(task);
-      });
-      this.#snapshots.set(event, snapshot);
-    }
-    return snapshot;
+  /** Every task change of the account (`myTaskUpdates`), from now or after a cursor. */
+  watchAccountTasks(
+    actor: Actor,
+    signal: AbortSignal,
+    after: string | null = null,
+  ): Promise<AsyncGenerator<TaskView>> {
+    return this.#deps.updates.account(actor, after, signal);
   }
 
   async #views(contents: readonly ContentRow[]): Promise<ContentView[]> {

@@ -12,6 +12,7 @@ import * as engineCheckpoints from './migrations/0009-engine-checkpoints.ts';
 import * as idpIssuer from './migrations/0010-idp-issuer.ts';
 import * as claimFunction from './migrations/0011-claim-function.ts';
 import * as spendingLimits from './migrations/0012-spending-limits.ts';
+import * as taskEventLog from './migrations/0013-task-event-log.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -27,6 +28,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0010-idp-issuer': idpIssuer,
   '0011-claim-function': claimFunction,
   '0012-spending-limits': spendingLimits,
+  '0013-task-event-log': taskEventLog,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

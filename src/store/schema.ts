@@ -24,6 +24,7 @@ export interface Tables {
   rate_limits: RateLimitsTable;
   spending_limits: SpendingLimitsTable;
   spending_counters: SpendingCountersTable;
+  task_events: TaskEventsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -262,4 +263,21 @@ export interface SpendingCountersTable {
   period_start: Date;
   spent: number;
   cap: number;
+}
+
+/** Written by the `tasks_log_events` trigger only (migration 0013). */
+export interface TaskEventsTable {
+  seq: ColumnType<string, never, never>;
+  tx: ColumnType<string, never, never>;
+  at: ColumnType<Date, never, never>;
+  account_id: string;
+  task_id: string;
+  content_id: string;
+  status: TaskStatus;
+  progress: number;
+  finish_code: number | null;
+  finish_message: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
 }

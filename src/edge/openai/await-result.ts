@@ -37,7 +37,8 @@ export async function submitAndAwait(
   reply.raw.once('close', gone);
   let finished = false;
   try {
-    for await (const task of services.results.watchTask(actor, submitted.taskId, stop.signal)) {
+    const updates = await services.results.watchTask(actor, submitted.taskId, stop.signal);
+    for await (const task of updates) {
       if (task.status !== 'finished') continue;
       finished = true;
       if (task.finishCode !== FinishCode.Ok) {

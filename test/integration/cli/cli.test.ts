@@ -30,6 +30,7 @@ const allMigrations = [
   '0010-idp-issuer',
   '0011-claim-function',
   '0012-spending-limits',
+  '0013-task-event-log',
 ];
 
 describe('bin/atelier on the embedded database', () => {

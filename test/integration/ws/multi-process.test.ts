@@ -7,8 +7,10 @@ import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, type RunningServer, startServer, startWorker } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
-import { submitOk, testModels } from '../../helpers/generation.ts';
+import { submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { collect, wsClient } from '../../helpers/ws.ts';
+
+type Update = { taskId: string; status: string; finishCode: number | null; cursor: string };
 
 describe('task updates across processes [postgres]', {
   skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
@@ -20,7 +22,7 @@ describe('task updates across processes [postgres]', {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('a subscriber on API process 1 sees a task submitted through API process 2 finish on a worker process', async (t) => {
+  it('a subscriber on API process 1 sees a task submitted through API process 2 finish on a worker process, and resumes on process 2', async (t) => {
     const database = await createEmptyPostgresDatabase();
     t.after(() => database.drop());
     const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, MODELS: testModels };
@@ -28,7 +30,15 @@ describe('task updates across processes [postgres]', {
     const account = JSON.parse(
       (
         await atelier(
-          ['account', 'create', '--alias', 'multi', '--api-key-access', '--credits', 'standard=10'],
+          [
+            'account',
+            'create',
+            '--alias',
+            'multi',
+            '--api-key-access',
+            '--credits',
+            'standard=100',
+          ],
           env,
         )
       ).stdout,
@@ -47,9 +57,10 @@ describe('task updates across processes [postgres]', {
 
     const ws = wsClient(api1.url, { apiKey: secret });
     t.after(() => ws.client.dispose());
-    const updates = collect<{
-      myTaskUpdates: { taskId: string; status: string; finishCode: number | null };
-    }>(ws.client, 'subscription { myTaskUpdates { taskId status finishCode } }');
+    const updates = collect<{ myTaskUpdates: Update }>(
+      ws.client,
+      'subscription { myTaskUpdates { taskId status finishCode cursor } }',
+    );
     await api1.logged('"msg":"operation started"');
     const { taskId } = await submitOk(api2.url, secret, {
       modelId: 'mdl_test-quick',
@@ -60,10 +71,49 @@ describe('task updates across processes [postgres]', {
     updates.unsubscribe();
     const statuses = updates.results.map((r) => r.data?.myTaskUpdates);
     assert.ok(statuses.every((s) => s?.taskId === taskId));
-    assert.deepEqual(statuses.at(-1), { taskId, status: 'finished', finishCode: FinishCode.Ok });
+    const { cursor: _, ...last } = statuses.at(-1)!;
+    assert.deepEqual(last, { taskId, status: 'finished', finishCode: FinishCode.Ok });
     assert.ok(
       statuses.some((s) => s?.status === 'running'),
       'the worker’s claim reached API process 1 too',
     );
+
+    // Issue 21: the subscriber goes away with its last cursor; tasks finish on the worker
+    // meanwhile; it comes back to the other API process and misses nothing.
+    const lastCursor = updates.results.at(-1)!.data!.myTaskUpdates.cursor;
+    await ws.client.dispose();
+    const missed = await Promise.all(
+      ['one', 'two', 'three'].map((prompt) =>
+        submitOk(api1.url, secret, { modelId: 'mdl_test-fast', prompt }),
+      ),
+    );
+    for (const { taskId: id } of missed) await waitForTask(api1.url, secret, id);
+    const back = wsClient(api2.url, { apiKey: secret });
+    t.after(() => back.client.dispose());
+    const resumed = collect<{ myTaskUpdates: Update }>(
+      back.client,
+      'subscription S($after: String) { myTaskUpdates(after: $after) { taskId status finishCode cursor } }',
+      { after: lastCursor },
+    );
+    const finishedIds = (so: typeof resumed.results) =>
+      new Set(
+        so
+          .map((r) => r.data!.myTaskUpdates)
+          .filter((u) => u.status === 'finished')
+          .map((u) => u.taskId),
+      );
+    await resumed.until((so) => missed.every((m) => finishedIds(so).has(m.taskId)));
+    const replayed = resumed.results.map((r) => r.data!.myTaskUpdates);
+    assert.ok(!replayed.some((u) => u.taskId === taskId), 'nothing from before the cursor');
+    for (const m of missed) {
+      const states = replayed.filter((u) => u.taskId === m.taskId).map((u) => u.status);
+      assert.deepEqual(
+        states.filter((s) => s === 'finished'),
+        ['finished'],
+        states.join(),
+      );
+      assert.equal(states[0], 'queued', states.join());
+    }
+    assert.equal(new Set(replayed.map((u) => u.cursor)).size, replayed.length);
   });
 });

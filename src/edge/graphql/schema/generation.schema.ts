@@ -63,6 +63,12 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
           'Why a queued task is not running yet beyond waiting its turn: "account_concurrency_limit" while the account already runs as many tasks as it may at once (ACCOUNT_MAX_RUNNING_TASKS). Null otherwise.',
         resolve: (task, _args, ctx) => ctx.services.results.waitingReason(requireActor(ctx), task),
       }),
+      cursor: t.string({
+        nullable: true,
+        description:
+          "On an update from taskUpdated or myTaskUpdates: its place in the account's task events. Subscribe again with it as `after` to receive what happened since, then live. Kept 24 hours. Null elsewhere.",
+        resolve: (task) => task.cursor ?? null,
+      }),
     }),
   });
 
@@ -191,22 +197,36 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
   builder.subscriptionFields((t) => ({
     taskUpdated: t.field({
       type: TaskRef,
-      description: 'Every change of one task of the account, until it is finished.',
-      args: { taskId: t.arg.id({ required: true }) },
-      subscribe: async (_root, { taskId }, ctx) => {
+      description:
+        'Every change of one task of the account, until it is finished: its current state first, or with `after` (a cursor of an earlier update) what came since.',
+      args: {
+        taskId: t.arg.id({ required: true }),
+        after: t.arg.string({ description: 'The cursor of the last update received.' }),
+      },
+      subscribe: async (_root, { taskId, after }, ctx) => {
         const actor = requireActor(ctx);
         // Refuse another account's (or an unknown) task before any stream exists.
         await ctx.services.results.getTask(actor, taskId);
-        return abortable((signal) => ctx.services.results.watchTask(actor, taskId, signal));
+        ctx.services.results.checkCursor(actor, after);
+        return abortable((signal) =>
+          ctx.services.results.watchTask(actor, taskId, signal, after ?? null),
+        );
       },
       resolve: (task) => task,
     }),
     myTaskUpdates: t.field({
       type: TaskRef,
-      description: 'Every task change of the account.',
-      subscribe: (_root, _args, ctx) => {
+      description:
+        'Every task change of the account, from now, or with `after` (a cursor of an earlier update) from there: what was missed first, then live, nothing twice.',
+      args: {
+        after: t.arg.string({ description: 'The cursor of the last update received.' }),
+      },
+      subscribe: async (_root, { after }, ctx) => {
         const actor = requireActor(ctx);
-        return abortable((signal) => ctx.services.results.watchAccountTasks(actor, signal));
+        ctx.services.results.checkCursor(actor, after);
+        return abortable((signal) =>
+          ctx.services.results.watchAccountTasks(actor, signal, after ?? null),
+        );
       },
       resolve: (task) => task,
     }),
@@ -242,10 +262,12 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
  * An async iterator whose `return()` (the client completed, or the socket closed) aborts the
  * underlying wait at once, instead of when the next event happens to arrive.
  */
-function abortable<T>(start: (signal: AbortSignal) => AsyncGenerator<T>): AsyncIterableIterator<T> {
+async function abortable<T>(
+  start: (signal: AbortSignal) => Promise<AsyncGenerator<T>>,
+): Promise<AsyncIterableIterator<T>> {
   const controller = new AbortController();
-  const inner = start(controller.signal);
-  return {
+  const inner = await start(controller.signal);
+  const iterator: AsyncIterableIterator<T> = {
     next: () => inner.next(),
     return: async (value?: unknown) => {
       controller.abort();
@@ -255,10 +277,9 @@ function abortable<T>(start: (signal: AbortSignal) => AsyncGenerator<T>): AsyncI
       controller.abort();
       return inner.throw(error);
     },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
+    [Symbol.asyncIterator]: () => iterator,
   };
+  return iterator;
 }
 
 /** Submits, and logs the IDs under the request's id so its task can be followed in the logs. */

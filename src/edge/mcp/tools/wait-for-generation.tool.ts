@@ -38,7 +38,8 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
         let contentId: string | undefined;
         let lastProgress: number | undefined;
         try {
-          for await (const view of services.results.watchTask(actor, task_id, controller.signal)) {
+          const updates = await services.results.watchTask(actor, task_id, controller.signal);
+          for await (const view of updates) {
             contentId = view.contentId;
             const note = progressNote(view, lastProgress);
             if (progressToken !== undefined && note !== null) {

@@ -1,0 +1,237 @@
+import type { Actor } from '../domain/actor.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError, ErrorCode } from '../shared/errors.ts';
+import type { CursorCodec, Cursors } from '../shared/pagination.ts';
+import type { Db } from '../store/database.ts';
+import {
+  finishedBy,
+  isAfter,
+  type LoggedTaskEvent,
+  type LogPosition,
+  latestTaskEvent,
+  replayLog,
+} from '../store/task-event.store.ts';
+import { findTask } from '../store/task-queue.store.ts';
+import type { TaskView } from './generation-views.ts';
+import type { TaskEventFeed } from './task-event-feed.ts';
+
+/** How long the log keeps events, and so how old a cursor may be (issue 21: at least a day). */
+export const taskEventRetentionMs = 24 * 3_600_000; // 24 hours
+
+/** Events a subscription may have waiting before it is ended as too far behind. */
+const maxBuffered = 10_000;
+const replayPage = 500;
+/** Tasks whose newest delivered event a subscription remembers, to never go back in time. */
+const maxRemembered = 10_000;
+
+export interface TaskUpdatesDeps {
+  db: Db;
+  feed: TaskEventFeed;
+  cursors: Cursors;
+  clock: Clock;
+}
+
+/** A sealed cursor: the event's log position, and when it happened (to refuse expired ones). */
+interface CursorValue {
+  x: string;
+  s: string;
+  t: number;
+}
+
+/**
+ * Live task updates that survive a reconnect (issue 21). Every update carries a cursor; a
+ * subscription given one first replays, from the event log, what the account missed after it,
+ * then continues live from the feed, with nothing lost and nothing twice at the seam: the live
+ * listener joins at a position and the replay stops exactly there.
+ */
+export class TaskUpdates {
+  readonly #d: TaskUpdatesDeps;
+
+  constructor(deps: TaskUpdatesDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Every task change of the account, from now or after `after` (`myTaskUpdates`). Resolves
+   * once listening, so "now" is when the promise settles; `signal` ends it.
+   */
+  account(actor: Actor, after: string | null, signal: AbortSignal) {
+    const since = after === null ? null : this.#decode(actor, after);
+    return this.#follow(actor, undefined, since, signal, async () => null);
+  }
+
+  /**
+   * One task's changes until it finishes (`taskUpdated`, `wait_for_generation`): without a
+   * cursor, first its current state; with one, what came after it (nothing, when the finish
+   * is already behind the cursor).
+   */
+  async task(
+    actor: Actor,
+    taskId: string,
+    after: string | null,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<TaskView>> {
+    const since = after === null ? null : this.#decode(actor, after);
+    if (since !== null && (await finishedBy(this.#d.db, actor.accountId, taskId, since))) {
+      return (async function* () {})();
+    }
+    return this.#follow(actor, taskId, since, signal, async (from) => {
+      const latest = await latestTaskEvent(this.#d.db, actor.accountId, taskId, from);
+      if (latest !== undefined) return latest;
+      // Older than the log (pruned, or from before it): the row, placed at the join position.
+      const row = await findTask(this.#d.db, actor.accountId, taskId);
+      if (row === undefined) return null;
+      return { position: from, at: this.#d.clock.now(), accountId: row.account_id, task: row };
+    });
+  }
+
+  /** Listens at once; the generator then replays (or starts from `initial`) and goes live. */
+  async #follow(
+    actor: Actor,
+    taskId: string | undefined,
+    since: LogPosition | null,
+    signal: AbortSignal,
+    initial: (from: LogPosition) => Promise<LoggedTaskEvent | null>,
+  ): Promise<AsyncGenerator<TaskView>> {
+    const codec = this.#codec(actor);
+    const db = this.#d.db;
+    const waiting: LoggedTaskEvent[] = [];
+    let overflowed = false;
+    let wake: (() => void) | undefined;
+    const { from, stop } = await this.#d.feed.listen((event) => {
+      if (event.accountId !== actor.accountId) return;
+      if (taskId !== undefined && event.task.id !== taskId) return;
+      if (waiting.length >= maxBuffered) overflowed = true;
+      else waiting.push(event);
+      wake?.();
+    });
+    // Stops listening even if the generator is never run (its `finally` would not be).
+    const onAbort = () => {
+      stop();
+      wake?.();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const newest = new Map<string, bigint>();
+    let last = since !== null && isAfter(since, from) ? since : from;
+    /** The event as a client sees it, unless one newer of its task went out already. */
+    const fresh = (event: LoggedTaskEvent): TaskView | null => {
+      const seen = newest.get(event.task.id);
+      if (seen !== undefined && event.position.seq <= seen) return null;
+      newest.delete(event.task.id);
+      newest.set(event.task.id, event.position.seq);
+      if (newest.size > maxRemembered) newest.delete(newest.keys().next().value!);
+      return { ...viewOf(event), cursor: codec.encode(cursorOf(event)) };
+    };
+    return (async function* () {
+      try {
+        if (since === null) {
+          const first = await initial(from);
+          if (first !== null) {
+            const view = fresh(first)!;
+            yield view;
+            if (taskId !== undefined && view.status === 'finished') return;
+          }
+        } else {
+          for (let at = since; isAfter(from, at); ) {
+            const page = await replayLog(
+              db,
+              { accountId: actor.accountId, taskId },
+              at,
+              from,
+              replayPage,
+            );
+            for (const event of page) {
+              const view = fresh(event);
+              if (view === null) continue;
+              yield view;
+              if (taskId !== undefined && view.status === 'finished') return;
+            }
+            if (page.length < replayPage) break;
+            at = page.at(-1)!.position;
+          }
+        }
+        while (!signal.aborted) {
+          if (overflowed) {
+            throw new AppError(
+              ErrorCode.InvalidInput,
+              'This subscription fell too far behind; subscribe again with the last cursor you received as after.',
+              { field: 'after', reason: 'too_far_behind' },
+            );
+          }
+          const event = waiting.shift();
+          if (event === undefined) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            wake = undefined;
+            continue;
+          }
+          if (!isAfter(event.position, last)) continue;
+          last = event.position;
+          const view = fresh(event);
+          if (view === null) continue;
+          yield view;
+          if (taskId !== undefined && view.status === 'finished') return;
+        }
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        stop();
+      }
+    })();
+  }
+
+  #codec(actor: Actor): CursorCodec {
+    return this.#d.cursors.for(actor.accountId, 'task-events');
+  }
+
+  /** Throws what a subscription with `after` would: 120001 for a bad or expired cursor. */
+  check(actor: Actor, after: string): void {
+    this.#decode(actor, after);
+  }
+
+  /** The position a cursor holds; 120001 on `after` when it is not one, or has expired. */
+  #decode(actor: Actor, cursor: string): LogPosition {
+    const value = this.#codec(actor).decode(cursor, isCursorValue);
+    if (this.#d.clock.now().getTime() - value.t > taskEventRetentionMs) {
+      throw new AppError(
+        ErrorCode.InvalidInput,
+        'after: this cursor is older than the 24 hours of task events kept; reconcile through listContents, then subscribe without after.',
+        { field: 'after', reason: 'cursor_expired' },
+      );
+    }
+    return { tx: BigInt(value.x), seq: BigInt(value.s) };
+  }
+}
+
+function viewOf({ task }: LoggedTaskEvent): TaskView {
+  return {
+    taskId: task.id,
+    contentId: task.content_id,
+    status: task.status,
+    finishCode: task.finish_code,
+    finishMessage: task.finish_message,
+    progress: task.progress,
+    createdAt: task.created_at,
+    startedAt: task.started_at,
+    finishedAt: task.finished_at,
+  };
+}
+
+function cursorOf(event: LoggedTaskEvent): CursorValue {
+  return {
+    x: event.position.tx.toString(),
+    s: event.position.seq.toString(),
+    t: event.at.getTime(),
+  };
+}
+
+function isCursorValue(value: unknown): value is CursorValue {
+  const v = value as Partial<CursorValue>;
+  return (
+    typeof v?.x === 'string' &&
+    /^\d{1,20}$/.test(v.x) &&
+    typeof v.s === 'string' &&
+    /^\d{1,20}$/.test(v.s) &&
+    typeof v.t === 'number'
+  );
+}
