@@ -34,6 +34,7 @@ import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
+import { WebhookDeliverer } from './jobs/webhook-deliverer.ts';
 import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { AccountService } from './services/account.service.ts';
@@ -50,11 +51,13 @@ import { TaskFinisher } from './services/task-finisher.ts';
 import { TaskUpdates, taskEventRetentionMs } from './services/task-updates.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
+import { WebhookService } from './services/webhook.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
 import { AppError, ErrorCode } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { Cursors } from './shared/pagination.ts';
 import { every } from './shared/periodic.ts';
+import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
@@ -300,6 +303,7 @@ export async function buildCore(
       tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
     };
     const spending = new SpendingLimitService({ db, clock, catalogue });
+    const webhookSecrets = new SecretBox(await sharedSecret(db, 'webhook-secrets'));
     // Started by the first subscription; closed before the events it listens to.
     const feed = new TaskEventFeed({ db, events });
     closers.push(() => feed.close());
@@ -343,6 +347,12 @@ export async function buildCore(
         db,
         spending,
         deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
+      }),
+      webhooks: new WebhookService({
+        db,
+        clock,
+        box: webhookSecrets,
+        allowLocalhost: config.webhooks.allowLocalhost,
       }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
@@ -407,6 +417,23 @@ export async function buildCore(
           }
         });
         closers.push(() => pruner.stop());
+        const deliverer = new WebhookDeliverer({
+          db,
+          clock,
+          box: webhookSecrets,
+          log,
+          timeoutMs: config.webhooks.timeoutMs,
+          allowLocalhost: config.webhooks.allowLocalhost,
+        });
+        const webhooks = every(config.taskPollMs, async (signal) => {
+          try {
+            // Send on until nothing is due (a failed attempt is due again only later).
+            while ((await deliverer.deliverDue(signal)) > 0 && !signal.aborted);
+          } catch (error) {
+            log.warn({ err: error }, 'webhooks could not be delivered; trying again shortly');
+          }
+        });
+        closers.push(() => webhooks.stop());
         return runner;
       },
       close: closeAll,

@@ -52,6 +52,7 @@ export interface Config extends DeploymentConfig {
   readonly mediaUrlTtlMs: number;
   /** How long a `/v1` request waits for its generation to finish before answering without it. */
   readonly openaiWaitMs: number;
+  readonly webhooks: WebhookConfig;
   /** Size and cost limits of GraphQL documents, and whether introspection is answered. */
   readonly graphqlLimits: QueryLimits;
   /** Largest request body outside uploads (GraphQL variables included). */
@@ -112,6 +113,12 @@ export interface IdentityConfig {
   /** Whether a first sign-in of an unknown identity opens an account. */
   readonly createAccounts: boolean;
   readonly algorithms: readonly string[];
+}
+
+export interface WebhookConfig {
+  /** The development switch admitting `http://localhost` endpoints; always false in production. */
+  readonly allowLocalhost: boolean;
+  readonly timeoutMs: number;
 }
 
 export interface OauthClientConfig {
@@ -196,6 +203,15 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
   }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
+  if (
+    parsed.success &&
+    parsed.data.WEBHOOK_ALLOW_LOCALHOST === 'true' &&
+    parsed.data.NODE_ENV === 'production'
+  ) {
+    problems.push(
+      'WEBHOOK_ALLOW_LOCALHOST: refused with NODE_ENV=production: it is a development switch that sends webhooks to this computer; unset it',
+    );
+  }
   const cimdDevCa = parsed.success ? readCimdDevCa(parsed.data, cwd, problems) : null;
   // MODELS on its own, so a missing credential is listed even when another variable is wrong.
   const models = variables.MODELS.type.safeParse(raw.MODELS);
@@ -229,6 +245,10 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     accountMaxRunningTasks: values.ACCOUNT_MAX_RUNNING_TASKS,
     mediaUrlTtlMs: values.MEDIA_URL_TTL_SECONDS * 1000,
     openaiWaitMs: values.OPENAI_WAIT_SECONDS * 1000,
+    webhooks: {
+      allowLocalhost: values.WEBHOOK_ALLOW_LOCALHOST === 'true',
+      timeoutMs: values.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    },
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     graphqlLimits: {
       maxDepth: values.GRAPHQL_MAX_DEPTH,

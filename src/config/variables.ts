@@ -289,6 +289,18 @@ export const variables = {
     description:
       'development only (refused with `NODE_ENV=production`): a PEM CA certificate file; metadata documents on `https://localhost`, `https://127.0.0.1` and `https://[::1]` are then accepted when served with a certificate from this CA, to try CIMD on one machine',
   },
+  WEBHOOK_ALLOW_LOCALHOST: {
+    type: z.enum(['true', 'false']).optional(),
+    shownDefault: '`false`',
+    description:
+      'development only (refused with `NODE_ENV=production`): `true` lets webhook endpoints be `http://localhost`, `127.0.0.1` or `[::1]` URLs, to try webhooks on one machine',
+  },
+  WEBHOOK_TIMEOUT_SECONDS: {
+    type: wholeNumber(1, 60),
+    default: '10',
+    description:
+      'how long a webhook delivery may take before it counts as failed and is tried again',
+  },
   MCP_ALLOWED_ORIGINS: {
     type: z
       .string()

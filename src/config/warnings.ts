@@ -27,5 +27,10 @@ export function unsafeDefaults(config: Config): string[] {
       `OAUTH_CIMD_DEV_CA is set: Client ID Metadata Documents are accepted from this computer (localhost, 127.0.0.1, [::1]) with certificates from ${devCa.path}. A development switch: unset it anywhere else.`,
     );
   }
+  if (config.webhooks.allowLocalhost) {
+    warnings.push(
+      'WEBHOOK_ALLOW_LOCALHOST is true: webhook endpoints on this computer (localhost, 127.0.0.1, [::1]) are accepted. A development switch: unset it anywhere else.',
+    );
+  }
   return warnings;
 }

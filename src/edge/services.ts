@@ -11,6 +11,7 @@ import type { MediaService } from '../services/media.service.ts';
 import type { ResultService } from '../services/result.service.ts';
 import type { UploadService } from '../services/upload.service.ts';
 import type { VoiceService } from '../services/voice.service.ts';
+import type { WebhookService } from '../services/webhook.service.ts';
 
 /** The use cases the edges may call; built once by the composition root (app.ts). */
 export interface Services {
@@ -27,6 +28,7 @@ export interface Services {
   readonly results: ResultService;
   readonly media: MediaService;
   readonly mcpConnections: McpConnectionService;
+  readonly webhooks: WebhookService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
   /** The model servers configured models call, and how their calls went (`/readyz` detail). */

@@ -32,7 +32,9 @@ export type IdPrefix =
   | 'elm'
   | 'ava'
   | 'upl'
-  | 'usr';
+  | 'usr'
+  | 'whe'
+  | 'msg';
 
 /**
  * A new opaque identifier such as `acc_3kT9…`: 22 base-62 characters carry about 131 random

@@ -187,7 +187,7 @@ const loopbackAddresses: readonly LookupAddress[] = [
 ];
 
 /** The socket's `lookup` for {@link PublicFetchOptions.loopback}: `localhost` only, no DNS. */
-const loopbackLookup: LookupFunction = (hostname, lookupOptions, callback) => {
+export const loopbackLookup: LookupFunction = (hostname, lookupOptions, callback) => {
   if (hostname !== 'localhost') {
     callback(new Error(`${hostname} is not this computer`), '', 0);
     return;

@@ -13,6 +13,7 @@ import * as idpIssuer from './migrations/0010-idp-issuer.ts';
 import * as claimFunction from './migrations/0011-claim-function.ts';
 import * as spendingLimits from './migrations/0012-spending-limits.ts';
 import * as taskEventLog from './migrations/0013-task-event-log.ts';
+import * as webhooks from './migrations/0014-webhooks.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -29,6 +30,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0011-claim-function': claimFunction,
   '0012-spending-limits': spendingLimits,
   '0013-task-event-log': taskEventLog,
+  '0014-webhooks': webhooks,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

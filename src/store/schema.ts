@@ -25,6 +25,9 @@ export interface Tables {
   spending_limits: SpendingLimitsTable;
   spending_counters: SpendingCountersTable;
   task_events: TaskEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -280,4 +283,45 @@ export interface TaskEventsTable {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  description: Generated<string>;
+  events: string[];
+  /** Sealed with the server key `webhook-secrets`. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  enabled: Generated<boolean>;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookDeliveriesTable {
+  /** The `webhook-id`: the same on every attempt and replay. */
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: ColumnType<unknown, string, string>;
+  created_at: CreatedAt;
+  state: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: ColumnType<Date, Date | undefined, Date>;
+  lease_until: Date | null;
+  delivered_at: Date | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<string>;
+  delivery_id: string;
+  at: Date;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
 }

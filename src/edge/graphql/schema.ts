@@ -8,6 +8,7 @@ import { addLibrarySchema } from './schema/library.schema.ts';
 import { addMcpSchema } from './schema/mcp.schema.ts';
 import { addSharedTypes } from './schema/shared-types.schema.ts';
 import { addSpendingTypes } from './schema/spending.schema.ts';
+import { addWebhookSchema } from './schema/webhook.schema.ts';
 
 /** The served schema: a compatible superset of docs/contract.graphql. */
 export function buildGraphqlSchema(): GraphQLSchema {
@@ -20,5 +21,6 @@ export function buildGraphqlSchema(): GraphQLSchema {
   addLibrarySchema(builder, shared, ElementRef);
   addGenerationSchema(builder, shared);
   addMcpSchema(builder, spending);
+  addWebhookSchema(builder);
   return builder.toSchema({ sortSchema: false });
 }

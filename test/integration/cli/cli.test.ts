@@ -31,6 +31,7 @@ const allMigrations = [
   '0011-claim-function',
   '0012-spending-limits',
   '0013-task-event-log',
+  '0014-webhooks',
 ];
 
 describe('bin/atelier on the embedded database', () => {

@@ -1,0 +1,242 @@
+import type { Actor } from '../domain/actor.ts';
+import {
+  endpointProblems,
+  newWebhookSecret,
+  rotationGraceMs,
+  secretAad,
+  type WebhookEventType,
+} from '../domain/webhooks.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { postTargetProblem } from '../shared/public-post.ts';
+import type { SecretBox } from '../shared/secret-box.ts';
+import type { Db } from '../store/database.ts';
+import {
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listDeliveries,
+  listEndpoints,
+  replayDeliveries,
+  updateEndpoint,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookEndpointRow,
+} from '../store/webhook.store.ts';
+
+/** An endpoint as its account sees it: never its secret. */
+export interface WebhookEndpointView {
+  id: string;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+}
+
+export interface CreatedWebhookSecret {
+  endpoint: WebhookEndpointView;
+  /** `whsec_…`, shown this once. */
+  secret: string;
+}
+
+export interface WebhookDeliveryView {
+  id: string;
+  eventType: string;
+  payload: unknown;
+  state: WebhookDeliveryRow['state'];
+  createdAt: Date;
+  deliveredAt: Date | null;
+  nextAttemptAt: Date | null;
+  attempts: {
+    at: Date;
+    statusCode: number | null;
+    latencyMs: number;
+    error: string | null;
+    responseExcerpt: string | null;
+  }[];
+}
+
+export interface WebhookEndpointInput {
+  url?: string | undefined;
+  events?: readonly string[] | undefined;
+  description?: string | undefined;
+  enabled?: boolean | undefined;
+}
+
+/**
+ * An account's webhook endpoints (issue 21): created with a signing secret shown once, listed,
+ * changed, disabled and enabled, deleted, their secret rotated with a grace period, and their
+ * delivery log with replays.
+ */
+export class WebhookService {
+  readonly #d: { db: Db; clock: Clock; box: SecretBox; allowLocalhost: boolean };
+
+  constructor(deps: { db: Db; clock: Clock; box: SecretBox; allowLocalhost: boolean }) {
+    this.#d = deps;
+  }
+
+  async list(actor: Actor): Promise<WebhookEndpointView[]> {
+    return (await listEndpoints(this.#d.db, actor.accountId)).map(toView);
+  }
+
+  async create(
+    actor: Actor,
+    input: Required<Pick<WebhookEndpointInput, 'url' | 'events'>> & WebhookEndpointInput,
+  ): Promise<CreatedWebhookSecret> {
+    this.#check(input);
+    const id = newId('whe');
+    const secret = newWebhookSecret();
+    const row = await insertEndpoint(this.#d.db, {
+      id,
+      account_id: actor.accountId,
+      url: input.url,
+      description: input.description ?? '',
+      events: [...new Set(input.events)],
+      secret: this.#d.box.seal(secret, secretAad(id)),
+    });
+    return { endpoint: toView(row), secret };
+  }
+
+  /** Changes an endpoint; `enabled: true` sends what waited while it was disabled. */
+  async update(
+    actor: Actor,
+    id: string,
+    input: WebhookEndpointInput,
+  ): Promise<WebhookEndpointView> {
+    this.#check(input);
+    const row = await updateEndpoint(this.#d.db, actor.accountId, id, {
+      ...(input.url === undefined ? {} : { url: input.url }),
+      ...(input.description === undefined ? {} : { description: input.description }),
+      ...(input.events === undefined ? {} : { events: [...new Set(input.events)] }),
+      ...(input.enabled === undefined
+        ? {}
+        : input.enabled
+          ? { enabled: true, disabled_at: null, disabled_reason: null }
+          : {
+              enabled: false,
+              disabled_at: this.#d.clock.now(),
+              disabled_reason: 'Disabled by the account.',
+            }),
+    });
+    if (row === undefined) throw notFound();
+    return toView(row);
+  }
+
+  async delete(actor: Actor, id: string): Promise<WebhookEndpointView> {
+    const row = await deleteEndpoint(this.#d.db, actor.accountId, id);
+    if (row === undefined) throw notFound();
+    return toView(row);
+  }
+
+  /**
+   * A new secret, shown once; the old one keeps signing beside it for 24 hours, so receivers
+   * can switch without losing a delivery.
+   */
+  async rotateSecret(actor: Actor, id: string): Promise<CreatedWebhookSecret> {
+    const { db, box, clock } = this.#d;
+    const current = await findEndpoint(db, actor.accountId, id);
+    if (current === undefined) throw notFound();
+    const secret = newWebhookSecret();
+    const row = await updateEndpoint(db, actor.accountId, id, {
+      secret: box.seal(secret, secretAad(id)),
+      previous_secret: current.secret,
+      previous_secret_until: new Date(clock.now().getTime() + rotationGraceMs),
+    });
+    if (row === undefined) throw notFound();
+    return { endpoint: toView(row), secret };
+  }
+
+  /** The endpoint's newest deliveries with every attempt: status, latency, what it answered. */
+  async deliveries(actor: Actor, endpointId: string, first = 20): Promise<WebhookDeliveryView[]> {
+    if ((await findEndpoint(this.#d.db, actor.accountId, endpointId)) === undefined)
+      throw notFound();
+    const limit = Math.min(Math.max(first, 1), 100);
+    return (await listDeliveries(this.#d.db, actor.accountId, endpointId, limit)).map(
+      ({ delivery, attempts }) => toDeliveryView(delivery, attempts),
+    );
+  }
+
+  /** Sends one delivery again (the same `webhook-id`), whatever became of it. */
+  async replay(actor: Actor, deliveryId: string): Promise<number> {
+    const ids = await replayDeliveries(
+      this.#d.db,
+      actor.accountId,
+      { deliveryId },
+      this.#d.clock.now(),
+    );
+    if (ids.length === 0)
+      throw new AppError(ErrorCode.NotFound, 'No such webhook delivery.', { field: 'deliveryId' });
+    return ids.length;
+  }
+
+  /** Sends again every delivery of the endpoint created at or after `since`; how many. */
+  async replaySince(actor: Actor, endpointId: string, since: Date): Promise<number> {
+    if ((await findEndpoint(this.#d.db, actor.accountId, endpointId)) === undefined)
+      throw notFound();
+    const ids = await replayDeliveries(
+      this.#d.db,
+      actor.accountId,
+      { endpointId, since },
+      this.#d.clock.now(),
+    );
+    return ids.length;
+  }
+
+  #check(input: WebhookEndpointInput): void {
+    const problems = endpointProblems(input);
+    if (problems.length === 0 && input.url !== undefined) {
+      const url = new URL(input.url);
+      const loopback = this.#d.allowLocalhost && isLoopback(url);
+      const problem = postTargetProblem(url, loopback);
+      if (problem !== null) problems.push({ field: 'url', message: problem });
+    }
+    if (problems.length > 0) throw invalidInput(problems);
+  }
+}
+
+function isLoopback(url: URL): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}
+
+function notFound(): AppError {
+  return new AppError(ErrorCode.NotFound, 'No such webhook endpoint.', { field: 'endpointId' });
+}
+
+function toView(row: WebhookEndpointRow): WebhookEndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: row.events as WebhookEventType[],
+    enabled: row.enabled,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at,
+  };
+}
+
+function toDeliveryView(
+  delivery: WebhookDeliveryRow,
+  attempts: WebhookAttemptRow[],
+): WebhookDeliveryView {
+  return {
+    id: delivery.id,
+    eventType: delivery.event_type,
+    payload: delivery.payload,
+    state: delivery.state,
+    createdAt: delivery.created_at,
+    deliveredAt: delivery.delivered_at,
+    nextAttemptAt: delivery.state === 'pending' ? delivery.next_attempt_at : null,
+    attempts: attempts.map((a) => ({
+      at: a.at,
+      statusCode: a.status_code,
+      latencyMs: a.latency_ms,
+      error: a.error,
+      responseExcerpt: a.response_excerpt,
+    })),
+  };
+}
