@@ -44,7 +44,21 @@ export interface ContentView {
   readonly createdAt: Date;
 }
 
-export function toTaskView(task: TaskRow): TaskView {
+/** What a task view is made of: a task row, or a task as its event log recorded it. */
+export type TaskViewSource = Pick<
+  TaskRow,
+  | 'id'
+  | 'content_id'
+  | 'status'
+  | 'finish_code'
+  | 'finish_message'
+  | 'progress'
+  | 'created_at'
+  | 'started_at'
+  | 'finished_at'
+>;
+
+export function toTaskView(task: TaskViewSource): TaskView {
   return {
     taskId: task.id,
     contentId: task.content_id,

@@ -12,7 +12,7 @@ import {
   replayLog,
 } from '../store/task-event.store.ts';
 import { findTask } from '../store/task-queue.store.ts';
-import type { TaskView } from './generation-views.ts';
+import { type TaskView, toTaskView } from './generation-views.ts';
 import type { TaskEventFeed } from './task-event-feed.ts';
 
 /** How long the log keeps events, and so how old a cursor may be (issue 21: at least a day). */
@@ -120,7 +120,7 @@ export class TaskUpdates {
       newest.delete(event.task.id);
       newest.set(event.task.id, event.position.seq);
       if (newest.size > maxRemembered) newest.delete(newest.keys().next().value!);
-      return { ...viewOf(event), cursor: codec.encode(cursorOf(event)) };
+      return { ...toTaskView(event.task), cursor: codec.encode(cursorOf(event)) };
     };
     return (async function* () {
       try {
@@ -201,20 +201,6 @@ export class TaskUpdates {
     }
     return { tx: BigInt(value.x), seq: BigInt(value.s) };
   }
-}
-
-function viewOf({ task }: LoggedTaskEvent): TaskView {
-  return {
-    taskId: task.id,
-    contentId: task.content_id,
-    status: task.status,
-    finishCode: task.finish_code,
-    finishMessage: task.finish_message,
-    progress: task.progress,
-    createdAt: task.created_at,
-    startedAt: task.started_at,
-    finishedAt: task.finished_at,
-  };
 }
 
 function cursorOf(event: LoggedTaskEvent): CursorValue {
