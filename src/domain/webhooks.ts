@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FieldProblem } from '../shared/errors.ts';
+import { maxBalance } from './credits.ts';
 
 /**
  * Webhooks as the Standard Webhooks specification describes them (standardwebhooks.com):
@@ -12,6 +13,7 @@ export const webhookEventTypes = [
   'task.finished',
   'task.failed',
   'task.cancelled',
+  'credits.low',
   'webhook.disabled',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
@@ -74,8 +76,13 @@ export function endpointProblems(input: {
   url?: string | undefined;
   events?: readonly string[] | undefined;
   description?: string | undefined;
+  creditsLowBelow?: number | undefined;
 }): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  const below = input.creditsLowBelow;
+  if (below !== undefined && (!Number.isInteger(below) || below < 1 || below > maxBalance)) {
+    problems.push({ field: 'creditsLowBelow', message: `must be 1 to ${maxBalance}` });
+  }
   if (input.url !== undefined) {
     if (input.url.length > maxUrlLength || !URL.canParse(input.url)) {
       problems.push({

@@ -32,6 +32,7 @@ export interface WebhookEndpointView {
   description: string;
   events: string[];
   enabled: boolean;
+  creditsLowBelow: number;
   disabledAt: Date | null;
   disabledReason: string | null;
   createdAt: Date;
@@ -65,6 +66,8 @@ export interface WebhookEndpointInput {
   events?: readonly string[] | undefined;
   description?: string | undefined;
   enabled?: boolean | undefined;
+  /** credits.low fires when a balance falls below this (default 100). */
+  creditsLowBelow?: number | undefined;
 }
 
 /**
@@ -97,6 +100,7 @@ export class WebhookService {
       description: input.description ?? '',
       events: [...new Set(input.events)],
       secret: this.#d.box.seal(secret, secretAad(id)),
+      credits_low_below: input.creditsLowBelow ?? 100,
     });
     return { endpoint: toView(row), secret };
   }
@@ -112,6 +116,7 @@ export class WebhookService {
       ...(input.url === undefined ? {} : { url: input.url }),
       ...(input.description === undefined ? {} : { description: input.description }),
       ...(input.events === undefined ? {} : { events: [...new Set(input.events)] }),
+      ...(input.creditsLowBelow === undefined ? {} : { credits_low_below: input.creditsLowBelow }),
       ...(input.enabled === undefined
         ? {}
         : input.enabled
@@ -213,6 +218,7 @@ function toView(row: WebhookEndpointRow): WebhookEndpointView {
     description: row.description,
     events: row.events as WebhookEventType[],
     enabled: row.enabled,
+    creditsLowBelow: row.credits_low_below,
     disabledAt: row.disabled_at,
     disabledReason: row.disabled_reason,
     createdAt: row.created_at,

@@ -298,6 +298,8 @@ export interface WebhookEndpointsTable {
   enabled: Generated<boolean>;
   disabled_at: Date | null;
   disabled_reason: string | null;
+  /** credits.low fires when a balance falls below this. */
+  credits_low_below: Generated<number>;
   created_at: CreatedAt;
 }
 

@@ -12,7 +12,10 @@ export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 
 export async function insertEndpoint(
   q: Queryable,
-  row: Pick<WebhookEndpointRow, 'id' | 'account_id' | 'url' | 'description' | 'events' | 'secret'>,
+  row: Pick<
+    WebhookEndpointRow,
+    'id' | 'account_id' | 'url' | 'description' | 'events' | 'secret' | 'credits_low_below'
+  >,
 ): Promise<WebhookEndpointRow> {
   return q.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
 }
@@ -60,6 +63,7 @@ export async function updateEndpoint(
       | 'secret'
       | 'previous_secret'
       | 'previous_secret_until'
+      | 'credits_low_below'
     >
   >,
 ): Promise<WebhookEndpointRow | undefined> {

@@ -21,6 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       enabled boolean NOT NULL DEFAULT true,
       disabled_at timestamptz,
       disabled_reason text,
+      credits_low_below integer NOT NULL DEFAULT 100,
       created_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
   await sql`CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created_at)`.execute(
@@ -82,6 +83,29 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     CREATE TRIGGER task_events_webhooks AFTER INSERT ON task_events
     FOR EACH ROW WHEN (NEW.status = 'finished') EXECUTE FUNCTION atelier_queue_webhooks()`.execute(
+    db,
+  );
+  // credits.low: a debit that takes a balance from at or above an endpoint's threshold to
+  // below it, once per crossing, in the debit's own transaction.
+  await sql`
+    CREATE FUNCTION atelier_queue_credits_low() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, payload)
+      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.account_id, e.id,
+        'credits.low',
+        jsonb_build_object(
+          'type', 'credits.low',
+          'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'data', jsonb_build_object('category', NEW.category, 'balance', NEW.amount,
+            'threshold', e.credits_low_below))
+      FROM webhook_endpoints e
+      WHERE e.account_id = NEW.account_id AND 'credits.low' = ANY (e.events)
+        AND OLD.amount >= e.credits_low_below AND NEW.amount < e.credits_low_below;
+      RETURN NULL;
+    END $fn$`.execute(db);
+  await sql`
+    CREATE TRIGGER credit_balances_low AFTER UPDATE OF amount ON credit_balances
+    FOR EACH ROW WHEN (NEW.amount < OLD.amount) EXECUTE FUNCTION atelier_queue_credits_low()`.execute(
     db,
   );
 }

@@ -272,6 +272,49 @@ describeEachBackend('signed webhooks (issue 21)', (backend) => {
     }
   });
 
+  it('credits_low fires once when a debit takes a balance below the threshold', async (test) => {
+    const owner = await seedAccount(t.app, { credits: { standard: 100 } });
+    const receiver = await startWebhookReceiver();
+    test.after(() => receiver.close());
+    const res = await graphql<{ createWebhookEndpoint: { secret: string } }>(t.url, {
+      query: createEndpoint,
+      variables: { input: { url: receiver.url, events: ['credits_low'], creditsLowBelow: 95 } },
+      apiKey: owner.apiKey,
+    });
+    assert.deepEqual(errorCodes(res), []);
+    const { secret } = res.body.data!.createWebhookEndpoint;
+    // Each image costs 3: 97 (above), then 94 (crossed), then 91 (already below).
+    for (const prompt of ['a', 'b', 'c'])
+      await submitOk(t.url, owner.apiKey, { modelId: 'mdl_test-fast', prompt });
+    const [crossed] = await receiver.received(1);
+    const event = new Webhook(secret).verify(crossed!.body, headersOf(crossed!)) as {
+      type: string;
+      timestamp: string;
+      data: unknown;
+    };
+    assert.deepEqual(event, {
+      type: 'credits.low',
+      timestamp: event.timestamp,
+      data: { category: 'standard', balance: 94, threshold: 95 },
+    });
+    // Credits back above the threshold, then below again: a second crossing, a second event.
+    await t.app.services.accounts.grant({
+      accountId: owner.account.id,
+      category: 'standard',
+      amount: 10,
+    });
+    // 101, then 98 and 95 (not below 95), then 92: crossed again.
+    for (const prompt of ['d', 'e', 'f'])
+      await submitOk(t.url, owner.apiKey, { modelId: 'mdl_test-fast', prompt });
+    const requests = await receiver.received(2);
+    assert.equal(requests.length, 2);
+    assert.deepEqual((JSON.parse(requests[1]!.body) as { data: unknown }).data, {
+      category: 'standard',
+      balance: 92,
+      threshold: 95,
+    });
+  });
+
   it('only public https URLs are accepted (loopback only with the switch), nothing is made otherwise', async () => {
     const owner = await seedAccount(t.app);
     for (const url of [

@@ -13,7 +13,7 @@ type Attempt = WebhookDeliveryView['attempts'][number];
 export function addWebhookSchema(builder: Builder): void {
   const EventType = builder.enumType('WebhookEventType', {
     description:
-      'The type of a delivery, with _ for its dot: task_finished (finishCode 0), task_failed (any other code but 2), task_cancelled (code 2), webhook_disabled (an endpoint of the account was disabled).',
+      'The type of a delivery, with _ for its dot: task_finished (finishCode 0), task_failed (any other code but 2), task_cancelled (code 2), credits_low (a balance fell below the endpoint’s creditsLowBelow), webhook_disabled (an endpoint of the account was disabled).',
     values: Object.fromEntries(
       webhookEventTypes.map((type) => [type.replace('.', '_'), { value: type }]),
     ),
@@ -26,6 +26,9 @@ export function addWebhookSchema(builder: Builder): void {
       description: t.exposeString('description'),
       events: t.field({ type: [EventType], resolve: (e) => e.events as never[] }),
       enabled: t.exposeBoolean('enabled'),
+      creditsLowBelow: t.exposeInt('creditsLowBelow', {
+        description: 'credits_low fires when a balance falls from at or above this to below it.',
+      }),
       disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true }),
       disabledReason: t.exposeString('disabledReason', {
         nullable: true,
@@ -75,6 +78,7 @@ export function addWebhookSchema(builder: Builder): void {
       url: t.string({ required: true, description: 'A public https URL.' }),
       events: t.field({ type: [EventType], required: true }),
       description: t.string(),
+      creditsLowBelow: t.int({ description: 'The credits_low threshold (default 100).' }),
     }),
   });
 
@@ -84,6 +88,7 @@ export function addWebhookSchema(builder: Builder): void {
       events: t.field({ type: [EventType] }),
       description: t.string(),
       enabled: t.boolean({ description: 'true also sends what waited while it was disabled.' }),
+      creditsLowBelow: t.int(),
     }),
   });
 
@@ -113,6 +118,7 @@ export function addWebhookSchema(builder: Builder): void {
           url: input.url,
           events: input.events as string[],
           description: input.description ?? undefined,
+          creditsLowBelow: input.creditsLowBelow ?? undefined,
         }),
     }),
     updateWebhookEndpoint: t.field({
@@ -128,6 +134,7 @@ export function addWebhookSchema(builder: Builder): void {
           events: (input.events as string[] | null | undefined) ?? undefined,
           description: input.description ?? undefined,
           enabled: input.enabled ?? undefined,
+          creditsLowBelow: input.creditsLowBelow ?? undefined,
         }),
     }),
     deleteWebhookEndpoint: t.field({
