@@ -304,6 +304,12 @@ export async function buildCore(
     };
     const spending = new SpendingLimitService({ db, clock, catalogue });
     const webhookSecrets = new SecretBox(await sharedSecret(db, 'webhook-secrets'));
+    const webhooks = new WebhookService({
+      db,
+      clock,
+      box: webhookSecrets,
+      allowLocalhost: config.webhooks.allowLocalhost,
+    });
     // Started by the first subscription; closed before the events it listens to.
     const feed = new TaskEventFeed({ db, events });
     closers.push(() => feed.close());
@@ -327,6 +333,7 @@ export async function buildCore(
         metrics,
         finisher,
         spending,
+        webhooks,
       }),
       results: new ResultService({
         db,
@@ -348,12 +355,7 @@ export async function buildCore(
         spending,
         deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
       }),
-      webhooks: new WebhookService({
-        db,
-        clock,
-        box: webhookSecrets,
-        allowLocalhost: config.webhooks.allowLocalhost,
-      }),
+      webhooks,
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
     };

@@ -112,7 +112,8 @@ export class WebhookDeliverer {
       await settleDelivery(db, delivery.id, lease, { state: 'pending', retryAt });
       return;
     }
-    if (await settleDelivery(db, delivery.id, lease, { state: 'failed' })) {
+    // A generation's own URL failing says nothing of the account's endpoints.
+    if ((await settleDelivery(db, delivery.id, lease, { state: 'failed' })) && !delivery.one_off) {
       await this.#disable(delivery, why);
     }
   }

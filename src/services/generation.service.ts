@@ -23,6 +23,7 @@ import { referenceChecks } from './reference-checks.ts';
 import type { SpendingLimitService } from './spending-limit.service.ts';
 import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
+import type { WebhookService } from './webhook.service.ts';
 
 /** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
 export interface Submission {
@@ -52,6 +53,8 @@ export interface GenerationServiceDeps {
   finisher: TaskFinisher;
   /** The limits of the API key or MCP connection submitting. */
   spending: SpendingLimitService;
+  /** Checks a generation's own webhookUrl. */
+  webhooks: Pick<WebhookService, 'checkOneOffUrl'>;
 }
 
 /** A validated generation with its model and price, ready to charge and queue. */
@@ -66,6 +69,7 @@ interface Prepared {
 /** What `#charge` needs besides the prepared generation. */
 type ChargeRequest = Prepared & {
   idempotencyKey: string | null;
+  webhookUrl: string | null;
   inputHash: string;
   limits: SpendingLimits | null;
 };
@@ -108,8 +112,11 @@ export class GenerationService {
         },
       );
     }
+    const webhookUrl = optionalString(input.webhookUrl, 'webhookUrl');
+    if (webhookUrl !== null) await this.#deps.webhooks.checkOneOffUrl(actor, webhookUrl);
     const request: ChargeRequest = {
       ...prepared,
+      webhookUrl,
       limits: await this.#deps.spending.allowed(actor, prepared.model),
       idempotencyKey: optionalKey(input.idempotencyKey),
       // Defaults first: a left-out field and its default are the same input on every edge.
@@ -231,6 +238,7 @@ export class GenerationService {
         inputHash,
         idempotencyKey,
         creditsCharged: credits,
+        webhookUrl: request.webhookUrl,
       },
       task: { id: taskId, maxAttempts: this.#deps.maxAttempts },
     });
@@ -328,6 +336,13 @@ function requireString(value: unknown, field: string): string {
   return value;
 }
 
+function optionalString(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalidInput([{ field, message: 'must be a non-empty string' }]);
+  return value;
+}
+
 function optionalMaxCredits(value: unknown): number | null {
   if (value === undefined || value === null) return null;
   const { min, max } = commonFields.maxCredits;
@@ -350,7 +365,7 @@ function optionalKey(value: unknown): string | null {
 }
 
 /** Fields that are about the request, not the generation: a retry may change them. */
-const unhashed = new Set(['idempotencyKey', 'maxCredits']);
+const unhashed = new Set(['idempotencyKey', 'maxCredits', 'webhookUrl']);
 
 /** The client's input, canonical (sorted keys, no nulls, no idempotency key or cap), hashed. */
 function hashInput(input: Readonly<Record<string, unknown>>): string {

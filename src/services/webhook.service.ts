@@ -15,6 +15,7 @@ import type { Db } from '../store/database.ts';
 import {
   deleteEndpoint,
   findEndpoint,
+  findOneOffEndpoint,
   insertEndpoint,
   listDeliveries,
   listEndpoints,
@@ -112,6 +113,12 @@ export class WebhookService {
     input: WebhookEndpointInput,
   ): Promise<WebhookEndpointView> {
     this.#check(input);
+    const oneOff = await findOneOffEndpoint(this.#d.db, actor.accountId);
+    if (oneOff?.id === id && (input.url !== undefined || input.events !== undefined)) {
+      throw invalidInput([
+        { field: 'endpointId', message: 'the one-off endpoint has no URL or events of its own' },
+      ]);
+    }
     const row = await updateEndpoint(this.#d.db, actor.accountId, id, {
       ...(input.url === undefined ? {} : { url: input.url }),
       ...(input.description === undefined ? {} : { description: input.description }),
@@ -153,6 +160,56 @@ export class WebhookService {
     });
     if (row === undefined) throw notFound();
     return { endpoint: toView(row), secret };
+  }
+
+  /**
+   * The secret that signs the deliveries of generations naming their own `webhookUrl`: made on
+   * the first call, rotated (with the same grace) on the next ones; shown once each time.
+   */
+  async rotateOneOffSecret(actor: Actor): Promise<CreatedWebhookSecret> {
+    const existing = await findOneOffEndpoint(this.#d.db, actor.accountId);
+    if (existing !== undefined) return this.rotateSecret(actor, existing.id);
+    const id = newId('whe');
+    const secret = newWebhookSecret();
+    const row = await insertEndpoint(this.#d.db, {
+      id,
+      account_id: actor.accountId,
+      url: '',
+      description: 'Deliveries to the webhookUrl of generations',
+      events: [],
+      secret: this.#d.box.seal(secret, secretAad(id)),
+      credits_low_below: 100,
+      one_off: true,
+    });
+    return { endpoint: toView(row), secret };
+  }
+
+  /** The one-off endpoint, for its delivery log; null until its secret was made. */
+  async oneOffEndpoint(actor: Actor): Promise<WebhookEndpointView | null> {
+    const row = await findOneOffEndpoint(this.#d.db, actor.accountId);
+    return row === undefined ? null : toView(row);
+  }
+
+  /**
+   * Refuses (120001 on `webhookUrl`) a generation's own webhook URL that is not one deliveries
+   * may go to, or when the account has no one-off secret to sign them with yet.
+   */
+  async checkOneOffUrl(actor: Actor, url: string): Promise<void> {
+    try {
+      this.#check({ url });
+    } catch (error) {
+      const problems = (error as AppError).details.problems as { message: string }[];
+      throw invalidInput([{ field: 'webhookUrl', message: problems[0]!.message }]);
+    }
+    if ((await findOneOffEndpoint(this.#d.db, actor.accountId)) === undefined) {
+      throw invalidInput([
+        {
+          field: 'webhookUrl',
+          message:
+            'make the secret these deliveries are signed with first: rotateOneOffWebhookSecret',
+        },
+      ]);
+    }
   }
 
   /** The endpoint's newest deliveries with every attempt: status, latency, what it answered. */

@@ -14,6 +14,8 @@ export interface NewContentRow {
   inputHash: string;
   idempotencyKey: string | null;
   creditsCharged: number;
+  /** Called when the task ends (one-off webhook). */
+  webhookUrl?: string | null;
 }
 
 /** A content of the account; another account's ID finds nothing. */

@@ -91,6 +91,8 @@ export interface ContentsTable {
   /** The API key or MCP connection whose limits it was charged to (`spenderOf`), if any. */
   spender: string | null;
   spent_at: Date | null;
+  /** Called when the task ends (issue 21), signed with the account's one-off webhook secret. */
+  webhook_url: string | null;
 }
 
 export interface TasksTable {
@@ -300,6 +302,8 @@ export interface WebhookEndpointsTable {
   disabled_reason: string | null;
   /** credits.low fires when a balance falls below this. */
   credits_low_below: Generated<number>;
+  /** The account's secret for generations' own `webhookUrl`s (one per account, never listed). */
+  one_off: Generated<boolean>;
   created_at: CreatedAt;
 }
 
@@ -308,6 +312,8 @@ export interface WebhookDeliveriesTable {
   id: string;
   account_id: string;
   endpoint_id: string;
+  /** A generation's own webhookUrl, sent to instead of the endpoint's URL. */
+  one_off_url: string | null;
   event_type: string;
   payload: ColumnType<unknown, string, string>;
   created_at: CreatedAt;

@@ -75,10 +75,11 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
       SET spent = spending_counters.spent + excluded.spent, cap = excluded.cap
     ), content AS (
       INSERT INTO contents (id, account_id, kind, model_id, input, input_hash, idempotency_key,
-        credits_charged, spender, spent_at)
+        credits_charged, spender, spent_at, webhook_url)
       VALUES (${content.id}, ${content.accountId}, ${content.kind}, ${content.modelId},
         ${JSON.stringify(content.input)}, ${content.inputHash}, ${content.idempotencyKey},
-        ${content.creditsCharged}, ${spending.spender}, ${spending.spender === null ? null : spending.at})
+        ${content.creditsCharged}, ${spending.spender}, ${spending.spender === null ? null : spending.at},
+        ${content.webhookUrl ?? null})
       RETURNING id, account_id
     )
     INSERT INTO tasks (id, content_id, account_id, max_attempts)

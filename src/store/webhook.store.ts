@@ -15,7 +15,8 @@ export async function insertEndpoint(
   row: Pick<
     WebhookEndpointRow,
     'id' | 'account_id' | 'url' | 'description' | 'events' | 'secret' | 'credits_low_below'
-  >,
+  > &
+    Partial<Pick<WebhookEndpointRow, 'one_off'>>,
 ): Promise<WebhookEndpointRow> {
   return q.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
 }
@@ -28,9 +29,23 @@ export async function listEndpoints(
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', accountId)
+    .where('one_off', '=', false)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+}
+
+/** The account's one-off endpoint (the secret of generations' own webhookUrls), if made. */
+export async function findOneOffEndpoint(
+  q: Queryable,
+  accountId: string,
+): Promise<WebhookEndpointRow | undefined> {
+  return q
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('one_off', '=', true)
+    .executeTakeFirst();
 }
 
 export async function findEndpoint(
@@ -91,7 +106,9 @@ export async function deleteEndpoint(
 
 /** A delivery due now, with what sending it needs. */
 export interface DueDelivery extends WebhookDeliveryRow {
+  /** The endpoint's URL, or the generation's own. */
   url: string;
+  one_off: boolean;
   secret: string;
   previous_secret: string | null;
   previous_secret_until: Date | null;
@@ -125,7 +142,8 @@ export async function claimDeliveries(
       FROM due WHERE d.id = due.id
       RETURNING d.*
     )
-    SELECT claimed.*, e.url, e.secret, e.previous_secret, e.previous_secret_until
+    SELECT claimed.*, coalesce(claimed.one_off_url, e.url) AS url, e.one_off, e.secret,
+      e.previous_secret, e.previous_secret_until
     FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`.execute(q);
   return rows;
 }

@@ -46,6 +46,12 @@ export const commonFields = {
     description:
       'Same key, same account: the first submission is returned and nothing is charged twice.',
   },
+  webhookUrl: {
+    type: 'string',
+    maxLength: 2_000,
+    description:
+      'A public https URL called when the task ends, signed with the one-off secret (rotateOneOffWebhookSecret).',
+  },
   maxCredits: {
     type: 'int',
     min: 0,
@@ -92,8 +98,8 @@ export class SettingsReader<F extends FieldTable> {
   constructor(raw: Readonly<Record<string, unknown>>, fields: F) {
     this.#raw = raw;
     this.#fields = fields;
-    const { modelId, idempotencyKey, maxCredits } = commonFields;
-    const known = Object.keys({ modelId, ...fields, idempotencyKey, maxCredits });
+    const { modelId, idempotencyKey, maxCredits, webhookUrl } = commonFields;
+    const known = Object.keys({ modelId, ...fields, idempotencyKey, maxCredits, webhookUrl });
     for (const key of Object.keys(raw)) {
       if (!known.includes(key) && raw[key] !== undefined && raw[key] !== null) {
         this.problems.push({

@@ -45,8 +45,8 @@ export function kindModule(kind: GenerationKind): KindModule<GenerationKind, unk
 
 /** Every input field of a kind as the edges show it: the model, the kind's own, the key. */
 export function inputFieldsOf(kind: GenerationKind): FieldTable {
-  const { modelId, idempotencyKey, maxCredits } = commonFields;
-  return { modelId, ...generationKinds[kind].fields, idempotencyKey, maxCredits };
+  const { modelId, idempotencyKey, maxCredits, webhookUrl } = commonFields;
+  return { modelId, ...generationKinds[kind].fields, idempotencyKey, maxCredits, webhookUrl };
 }
 
 /**
@@ -59,7 +59,7 @@ export function fieldsOfAnyKind(): FieldTable {
   const byName = new Map<string, { kind: GenerationKind; spec: FieldSpec }[]>();
   for (const kind of kindNames) {
     for (const [name, spec] of Object.entries(inputFieldsOf(kind))) {
-      if (name !== 'idempotencyKey' && name !== 'maxCredits')
+      if (!['idempotencyKey', 'maxCredits', 'webhookUrl'].includes(name))
         byName.set(name, [...(byName.get(name) ?? []), { kind, spec }]);
     }
   }

@@ -22,8 +22,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       disabled_at timestamptz,
       disabled_reason text,
       credits_low_below integer NOT NULL DEFAULT 100,
+      -- The account's secret for generations that name a webhookUrl of their own: no URL or
+      -- events of its own, never listed with the others, one per account.
+      one_off boolean NOT NULL DEFAULT false,
       created_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
+  await sql`CREATE UNIQUE INDEX webhook_endpoints_one_off ON webhook_endpoints (account_id) WHERE one_off`.execute(
+    db,
+  );
+  await sql`ALTER TABLE contents ADD COLUMN webhook_url text`.execute(db);
   await sql`CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created_at)`.execute(
     db,
   );
@@ -32,6 +39,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       id text PRIMARY KEY,
       account_id text NOT NULL REFERENCES accounts (id),
       endpoint_id text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+      one_off_url text,
       event_type text NOT NULL,
       payload jsonb NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now(),
@@ -78,6 +86,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       FROM webhook_endpoints e JOIN contents c ON c.id = NEW.content_id
       -- A disabled endpoint's deliveries wait for it to be enabled again.
       WHERE e.account_id = NEW.account_id AND hook_type = ANY (e.events);
+      -- The generation's own webhookUrl, whatever way it finished, signed with the one-off secret.
+      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, one_off_url, event_type, payload)
+      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.account_id, e.id,
+        c.webhook_url, hook_type,
+        jsonb_build_object(
+          'type', hook_type,
+          'timestamp', to_char(NEW.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'data', jsonb_build_object(
+            'taskId', NEW.task_id, 'contentId', NEW.content_id, 'status', NEW.status,
+            'finishCode', NEW.finish_code, 'finishMessage', NEW.finish_message,
+            'kind', c.kind, 'modelId', c.model_id))
+      FROM contents c JOIN webhook_endpoints e ON e.account_id = c.account_id AND e.one_off
+      WHERE c.id = NEW.content_id AND c.webhook_url IS NOT NULL;
       RETURN NULL;
     END $fn$`.execute(db);
   await sql`

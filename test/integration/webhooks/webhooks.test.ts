@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { type TestApp, TestClock, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
-import { submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
+import { generateImage, submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
 import { type ReceivedWebhook, startWebhookReceiver } from '../../helpers/webhook-receiver.ts';
@@ -313,6 +313,46 @@ describeEachBackend('signed webhooks (issue 21)', (backend) => {
       balance: 92,
       threshold: 95,
     });
+  });
+
+  it('a generation’s own webhookUrl is called when it ends, signed with the one-off secret', async (test) => {
+    const owner = await seedAccount(t.app);
+    const receiver = await startWebhookReceiver();
+    test.after(() => receiver.close());
+    const input = { modelId: 'mdl_test-fast', prompt: 'one-off', webhookUrl: receiver.url };
+    const early = await generateImage(t.url, owner.apiKey, input);
+    assert.deepEqual(errorCodes(early), ['120001']);
+    assert.equal(early.body.errors![0]!.extensions!.field, 'webhookUrl');
+    assert.match(early.body.errors![0]!.message, /rotateOneOffWebhookSecret/);
+
+    const made = await graphql<{
+      rotateOneOffWebhookSecret: { secret: string; endpoint: { id: string } };
+    }>(t.url, {
+      query: 'mutation { rotateOneOffWebhookSecret { secret endpoint { id } } }',
+      apiKey: owner.apiKey,
+    });
+    const { secret, endpoint: oneOff } = made.body.data!.rotateOneOffWebhookSecret;
+    const bad = await generateImage(t.url, owner.apiKey, {
+      ...input,
+      webhookUrl: 'http://example.com/x',
+    });
+    assert.deepEqual(errorCodes(bad), ['120001']);
+    assert.equal(bad.body.errors![0]!.extensions!.field, 'webhookUrl');
+
+    const { taskId } = await submitOk(t.url, owner.apiKey, input);
+    const [request] = await receiver.received(1);
+    const event = new Webhook(secret).verify(request!.body, headersOf(request!)) as {
+      type: string;
+      data: { taskId: string };
+    };
+    assert.deepEqual([event.type, event.data.taskId], ['task.finished', taskId]);
+    const [logged] = await logUntil(owner, oneOff.id, (log) => log[0]?.state === 'delivered');
+    assert.equal(logged!.id, request!.headers['webhook-id']);
+    const listed = await graphql<{ listWebhookEndpoints: unknown[] }>(t.url, {
+      query: '{ listWebhookEndpoints { id } }',
+      apiKey: owner.apiKey,
+    });
+    assert.deepEqual(listed.body.data!.listWebhookEndpoints, [], 'the one-off is not listed');
   });
 
   it('only public https URLs are accepted (loopback only with the switch), nothing is made otherwise', async () => {

@@ -98,6 +98,13 @@ export function addWebhookSchema(builder: Builder): void {
       nullable: true,
       resolve: (_root, _args, ctx) => ctx.services.webhooks.list(requireActor(ctx)),
     }),
+    oneOffWebhookEndpoint: t.field({
+      type: Endpoint,
+      nullable: true,
+      description:
+        'The endpoint whose secret signs deliveries to generations’ own webhookUrl (its id lists them); null until rotateOneOffWebhookSecret made it.',
+      resolve: (_root, _args, ctx) => ctx.services.webhooks.oneOffEndpoint(requireActor(ctx)),
+    }),
     listWebhookDeliveries: t.field({
       type: [Delivery],
       nullable: true,
@@ -151,6 +158,13 @@ export function addWebhookSchema(builder: Builder): void {
       args: { endpointId: t.arg.id({ required: true }) },
       resolve: (_root, { endpointId }, ctx) =>
         ctx.services.webhooks.rotateSecret(requireActor(ctx), endpointId),
+    }),
+    rotateOneOffWebhookSecret: t.field({
+      type: Created,
+      nullable: true,
+      description:
+        'The secret that signs deliveries to a generation’s own webhookUrl: made by the first call, rotated by the next (the old one signs beside it for 24 hours). Shown once.',
+      resolve: (_root, _args, ctx) => ctx.services.webhooks.rotateOneOffSecret(requireActor(ctx)),
     }),
     replayWebhookDelivery: t.int({
       nullable: true,
