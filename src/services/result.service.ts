@@ -108,6 +108,11 @@ export class ResultService {
     return this.#deps.updates.task(actor, taskId, after, signal);
   }
 
+  /** The cursor of the task's newest logged event (null when the log no longer has one). */
+  taskCursor(actor: Actor, taskId: string): Promise<string | null> {
+    return this.#deps.updates.latestCursor(actor, taskId);
+  }
+
   /** Refuses, before a subscription starts, a cursor it could not resume from (120001). */
   checkCursor(actor: Actor, after: string | null | undefined): void {
     if (after != null) this.#deps.updates.check(actor, after);

@@ -18,6 +18,9 @@ import type { TaskEventFeed } from './task-event-feed.ts';
 /** How long the log keeps events, and so how old a cursor may be (issue 21: at least a day). */
 export const taskEventRetentionMs = 24 * 3_600_000; // 24 hours
 
+/** A position after every event: both numbers are at most 64-bit. */
+const endOfLog: LogPosition = { tx: 2n ** 63n - 1n, seq: 2n ** 63n - 1n };
+
 /** Events a subscription may have waiting before it is ended as too far behind. */
 const maxBuffered = 10_000;
 const replayPage = 500;
@@ -72,6 +75,13 @@ export class TaskUpdates {
     signal: AbortSignal,
   ): Promise<AsyncGenerator<TaskView>> {
     const since = after === null ? null : this.#decode(actor, after);
+    // Another account's task is not found, like an unknown one.
+    const row = await findTask(this.#d.db, actor.accountId, taskId);
+    if (row === undefined) {
+      throw new AppError(ErrorCode.NotFound, `No task "${taskId}" in this account.`, {
+        field: 'taskId',
+      });
+    }
     if (since !== null && (await finishedBy(this.#d.db, actor.accountId, taskId, since))) {
       return (async function* () {})();
     }
@@ -79,8 +89,6 @@ export class TaskUpdates {
       const latest = await latestTaskEvent(this.#d.db, actor.accountId, taskId, from);
       if (latest !== undefined) return latest;
       // Older than the log (pruned, or from before it): the row, placed at the join position.
-      const row = await findTask(this.#d.db, actor.accountId, taskId);
-      if (row === undefined) return null;
       return { position: from, at: this.#d.clock.now(), accountId: row.account_id, task: row };
     });
   }
@@ -182,6 +190,12 @@ export class TaskUpdates {
 
   #codec(actor: Actor): CursorCodec {
     return this.#d.cursors.for(actor.accountId, 'task-events');
+  }
+
+  /** The cursor of the task's newest logged event, or null when the log holds none. */
+  async latestCursor(actor: Actor, taskId: string): Promise<string | null> {
+    const latest = await latestTaskEvent(this.#d.db, actor.accountId, taskId, endOfLog);
+    return latest === undefined ? null : this.#codec(actor).encode(cursorOf(latest));
   }
 
   /** Throws what a subscription with `after` would: 120001 for a bad or expired cursor. */

@@ -164,14 +164,15 @@ describeEachBackend('/mcp resources: the account’s generations', (backend) => 
         finish_code: number;
         media: { media_id: string; mime_type: string; download_url: string }[];
       };
-      // The same fields and values as the get_generation tool, links aside (signed anew).
+      // The same fields and values as the get_generation tool, links and cursor aside (each
+      // sealed anew).
       const tool = await client.callTool({
         name: 'get_generation',
         arguments: { content_id: contentId },
       });
       const withoutLinks = (value: unknown) =>
         JSON.parse(JSON.stringify(value), (key, v) =>
-          key === 'download_url' || key === 'expires_at' ? undefined : v,
+          key === 'download_url' || key === 'expires_at' || key === 'cursor' ? undefined : v,
         );
       assert.deepEqual(withoutLinks(state), withoutLinks(tool.structuredContent));
       assert.deepEqual(

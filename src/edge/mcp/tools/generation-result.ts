@@ -45,6 +45,9 @@ export const generationOutput = {
   ).describe(
     'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once.',
   ),
+  cursor: orNull(z.string(), 'The task event log no longer holds this task.').describe(
+    'Where this state stands in the task event log: pass it to wait_for_generation as `after` to hear only what comes next.',
+  ),
 };
 
 /** The `inline_images` argument of get_generation and wait_for_generation. */
@@ -104,8 +107,11 @@ export async function generationState(
   content: ContentView,
   { actor, services }: Pick<ToolContext, 'actor' | 'services'>,
 ) {
-  const waiting_reason = await services.results.waitingReason(actor, content.task);
-  return { ...generation(content), waiting_reason };
+  const [waiting_reason, cursor] = await Promise.all([
+    services.results.waitingReason(actor, content.task),
+    services.results.taskCursor(actor, content.task.taskId),
+  ]);
+  return { ...generation(content), waiting_reason, cursor };
 }
 
 /**

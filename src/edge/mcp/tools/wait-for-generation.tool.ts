@@ -23,12 +23,18 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
       inputSchema: {
         task_id: z.string(),
         timeout_seconds: z.number().int().min(1).max(maxWaitSeconds).optional(),
+        after: z
+          .string()
+          .optional()
+          .describe(
+            'The cursor of a state you already have (get_generation, a resource read, an earlier wait): only what came after it is reported, and a finish already behind it returns at once.',
+          ),
         inline_images: inlineImages,
       },
       outputSchema: generationOutput,
       annotations: annotations.read,
     })),
-    ({ task_id, timeout_seconds, inline_images }, extra) =>
+    ({ task_id, timeout_seconds, inline_images, after }, extra) =>
       run(async () => {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), (timeout_seconds ?? 30) * 1000);
@@ -38,7 +44,12 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
         let contentId: string | undefined;
         let lastProgress: number | undefined;
         try {
-          const updates = await services.results.watchTask(actor, task_id, controller.signal);
+          const updates = await services.results.watchTask(
+            actor,
+            task_id,
+            controller.signal,
+            after ?? null,
+          );
           for await (const view of updates) {
             contentId = view.contentId;
             const note = progressNote(view, lastProgress);
