@@ -128,7 +128,7 @@ export class TaskUpdates {
       newest.delete(event.task.id);
       newest.set(event.task.id, event.position.seq);
       if (newest.size > maxRemembered) newest.delete(newest.keys().next().value!);
-      return { ...toTaskView(event.task), cursor: codec.encode(cursorOf(event)) };
+      return { ...toTaskView(event.task), cursor: this.#cursorFor(event, codec) };
     };
     return (async function* () {
       try {
@@ -186,6 +186,22 @@ export class TaskUpdates {
         stop();
       }
     })();
+  }
+
+  /**
+   * An event's sealed cursor, made once however many subscriptions deliver it: an event belongs
+   * to one account, whose codec seals it, and 10,000 subscribers should not mean 10,000 AES
+   * encryptions of one update.
+   */
+  readonly #sealed = new WeakMap<LoggedTaskEvent, string>();
+
+  #cursorFor(event: LoggedTaskEvent, codec: CursorCodec): string {
+    let cursor = this.#sealed.get(event);
+    if (cursor === undefined) {
+      cursor = codec.encode(cursorOf(event));
+      this.#sealed.set(event, cursor);
+    }
+    return cursor;
   }
 
   #codec(actor: Actor): CursorCodec {
