@@ -28,9 +28,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       finished_at timestamptz
     )`.execute(db);
   await sql`CREATE INDEX task_events_position ON task_events (tx, seq)`.execute(db);
-  await sql`CREATE INDEX task_events_account ON task_events (account_id, tx, seq)`.execute(db);
-  await sql`CREATE INDEX task_events_task ON task_events (task_id, seq)`.execute(db);
-  await sql`CREATE INDEX task_events_at ON task_events (at)`.execute(db);
+  // One index for an account's replay (its rows, then sorted) and a task's newest event.
+  await sql`CREATE INDEX task_events_account ON task_events (account_id, task_id, seq)`.execute(db);
+  // BRIN: rows arrive in time order, so pruning finds old ones without a B-tree to keep up.
+  await sql`CREATE INDEX task_events_at ON task_events USING brin (at)`.execute(db);
   await sql`
     CREATE FUNCTION atelier_log_task_event() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN

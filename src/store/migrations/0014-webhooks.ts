@@ -2,9 +2,9 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * Webhook endpoints of accounts, and the outbox of deliveries (issue 21). A task's finish
- * event (task_events, 0013) queues a delivery for each enabled endpoint of its account that
- * asked for that kind of event, by trigger, in the transaction that finished the task: a
- * delivery can be late, never lost. Secrets are sealed with a server key (signing needs the
+ * queues a delivery for each endpoint of its account that asked for that kind of event, from
+ * the task event log's trigger, in the transaction that finished the task: a delivery can be
+ * late, never lost. Secrets are sealed with a server key (signing needs the
  * secret itself, so it cannot be hashed).
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -68,44 +68,46 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, id)`.execute(
     db,
   );
+  // Queued from the task event log's own trigger function (0013's, replaced here), so a
+  // finish costs no second trigger, and an account without endpoints one index probe.
   await sql`
-    CREATE FUNCTION atelier_queue_webhooks() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    CREATE OR REPLACE FUNCTION atelier_log_task_event() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE
-      hook_type text := CASE NEW.finish_code WHEN 0 THEN 'task.finished' WHEN 2 THEN 'task.cancelled'
-        ELSE 'task.failed' END;
+      event_at timestamptz;
+      hook_type text;
     BEGIN
-      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, payload)
-      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.account_id, e.id, hook_type,
+      IF TG_OP = 'UPDATE' AND NEW.status = OLD.status AND NEW.progress = OLD.progress
+          AND NEW.finish_code IS NOT DISTINCT FROM OLD.finish_code THEN
+        RETURN NULL; -- a lease renewal or a checkpoint: nothing a client sees
+      END IF;
+      INSERT INTO task_events (account_id, task_id, content_id, status, progress, finish_code,
+        finish_message, created_at, started_at, finished_at)
+      VALUES (NEW.account_id, NEW.id, NEW.content_id, NEW.status, NEW.progress, NEW.finish_code,
+        NEW.finish_message, NEW.created_at, NEW.started_at, NEW.finished_at)
+      RETURNING at INTO event_at;
+      IF NEW.status <> 'finished'
+          OR NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = NEW.account_id) THEN
+        RETURN NULL;
+      END IF;
+      hook_type := CASE NEW.finish_code WHEN 0 THEN 'task.finished' WHEN 2 THEN 'task.cancelled'
+        ELSE 'task.failed' END;
+      -- The account's endpoints that asked for it (a disabled one's wait for it to be enabled),
+      -- and the generation's own webhookUrl, whatever way it finished, on the one-off endpoint.
+      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, one_off_url, event_type, payload)
+      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.account_id, e.id,
+        CASE WHEN e.one_off THEN c.webhook_url END, hook_type,
         jsonb_build_object(
           'type', hook_type,
-          'timestamp', to_char(NEW.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'timestamp', to_char(event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
           'data', jsonb_build_object(
-            'taskId', NEW.task_id, 'contentId', NEW.content_id, 'status', NEW.status,
+            'taskId', NEW.id, 'contentId', NEW.content_id, 'status', NEW.status,
             'finishCode', NEW.finish_code, 'finishMessage', NEW.finish_message,
             'kind', c.kind, 'modelId', c.model_id))
       FROM webhook_endpoints e JOIN contents c ON c.id = NEW.content_id
-      -- A disabled endpoint's deliveries wait for it to be enabled again.
-      WHERE e.account_id = NEW.account_id AND hook_type = ANY (e.events);
-      -- The generation's own webhookUrl, whatever way it finished, signed with the one-off secret.
-      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, one_off_url, event_type, payload)
-      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.account_id, e.id,
-        c.webhook_url, hook_type,
-        jsonb_build_object(
-          'type', hook_type,
-          'timestamp', to_char(NEW.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-          'data', jsonb_build_object(
-            'taskId', NEW.task_id, 'contentId', NEW.content_id, 'status', NEW.status,
-            'finishCode', NEW.finish_code, 'finishMessage', NEW.finish_message,
-            'kind', c.kind, 'modelId', c.model_id))
-      FROM contents c JOIN webhook_endpoints e ON e.account_id = c.account_id AND e.one_off
-      WHERE c.id = NEW.content_id AND c.webhook_url IS NOT NULL;
+      WHERE e.account_id = NEW.account_id
+        AND CASE WHEN e.one_off THEN c.webhook_url IS NOT NULL ELSE hook_type = ANY (e.events) END;
       RETURN NULL;
     END $fn$`.execute(db);
-  await sql`
-    CREATE TRIGGER task_events_webhooks AFTER INSERT ON task_events
-    FOR EACH ROW WHEN (NEW.status = 'finished') EXECUTE FUNCTION atelier_queue_webhooks()`.execute(
-    db,
-  );
   // credits.low: a debit that takes a balance from at or above an endpoint's threshold to
   // below it, once per crossing, in the debit's own transaction.
   await sql`
