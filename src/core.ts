@@ -34,7 +34,7 @@ import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
-import { WebhookDeliverer } from './jobs/webhook-deliverer.ts';
+import { startWorkerChores } from './jobs/worker-chores.ts';
 import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { AccountService } from './services/account.service.ts';
@@ -48,7 +48,7 @@ import { ResultService } from './services/result.service.ts';
 import { SpendingLimitService } from './services/spending-limit.service.ts';
 import { TaskEventFeed } from './services/task-event-feed.ts';
 import { TaskFinisher } from './services/task-finisher.ts';
-import { TaskUpdates, taskEventRetentionMs } from './services/task-updates.ts';
+import { TaskUpdates } from './services/task-updates.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
@@ -56,25 +56,17 @@ import { type Clock, systemClock } from './shared/clock.ts';
 import { AppError, ErrorCode } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { Cursors } from './shared/pagination.ts';
-import { every } from './shared/periodic.ts';
 import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
-import { pruneLog } from './store/task-event.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
 
 // The wired core without HTTP — database, services, the OAuth server, events, metrics and the
 // workers — shared by `serve`, `worker` and the operator commands. With app.ts, the only place
 // that constructs concrete things.
-
-/** How often workers look for expired uploads to complete or forget. */
-const uploadSweepMs = 60_000; // 1 minute
-const eventPruneMs = 10 * 60_000; // 10 minutes
-/** Kept past the retention, so a cursor accepted at its last moment still finds its events. */
-const eventPruneMargin = 3_600_000; // 1 hour
 
 /** Things a caller may provide instead of the defaults (tests share a database, move time). */
 export interface CoreOverrides {
@@ -399,43 +391,20 @@ export async function buildCore(
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
         closers.push(() => runner.stop(config.shutdownDrainMs));
-        const sweeper = every(uploadSweepMs, async (signal) => {
-          try {
-            await uploads.sweepExpired(log, signal);
-          } catch (error) {
-            log.warn({ err: error }, 'expired uploads could not be swept; trying again later');
-          }
-        });
-        closers.push(() => sweeper.stop());
-        const pruner = every(eventPruneMs, async () => {
-          try {
-            const before = new Date(
-              clock.now().getTime() - taskEventRetentionMs - eventPruneMargin,
-            );
-            const deleted = await pruneLog(db, before);
-            if (deleted > 0) log.info({ deleted }, 'old task events pruned');
-          } catch (error) {
-            log.warn({ err: error }, 'old task events could not be pruned; trying again later');
-          }
-        });
-        closers.push(() => pruner.stop());
-        const deliverer = new WebhookDeliverer({
+        for (const chore of startWorkerChores({
           db,
           clock,
-          box: webhookSecrets,
           log,
-          timeoutMs: config.webhooks.timeoutMs,
-          allowLocalhost: config.webhooks.allowLocalhost,
-        });
-        const webhooks = every(config.taskPollMs, async (signal) => {
-          try {
-            // Send on until nothing is due (a failed attempt is due again only later).
-            while ((await deliverer.deliverDue(signal)) > 0 && !signal.aborted);
-          } catch (error) {
-            log.warn({ err: error }, 'webhooks could not be delivered; trying again shortly');
-          }
-        });
-        closers.push(() => webhooks.stop());
+          uploads,
+          pollMs: config.taskPollMs,
+          webhooks: {
+            box: webhookSecrets,
+            timeoutMs: config.webhooks.timeoutMs,
+            allowLocalhost: config.webhooks.allowLocalhost,
+          },
+        })) {
+          closers.push(() => chore.stop());
+        }
         return runner;
       },
       close: closeAll,

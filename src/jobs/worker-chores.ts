@@ -1,0 +1,64 @@
+import { taskEventRetentionMs } from '../services/task-updates.ts';
+import type { UploadService } from '../services/upload.service.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import { every, type Periodic } from '../shared/periodic.ts';
+import type { SecretBox } from '../shared/secret-box.ts';
+import type { Db } from '../store/database.ts';
+import { pruneLog } from '../store/task-event.store.ts';
+import { WebhookDeliverer } from './webhook-deliverer.ts';
+
+/** How often workers look for expired uploads to complete or forget. */
+const uploadSweepMs = 60_000; // 1 minute
+const eventPruneMs = 10 * 60_000; // 10 minutes
+/** Kept past the retention, so a cursor accepted at its last moment still finds its events. */
+const eventPruneMargin = 3_600_000; // 1 hour
+
+export interface WorkerChoresDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  uploads: Pick<UploadService, 'sweepExpired'>;
+  /** How often due webhook deliveries are looked for (`TASK_POLL_MS`). */
+  pollMs: number;
+  webhooks: { box: SecretBox; timeoutMs: number; allowLocalhost: boolean };
+}
+
+/**
+ * What worker processes do besides running tasks, each on its own schedule: sweep expired
+ * uploads, prune the task event log, send due webhook deliveries. A chore that fails is logged
+ * and tried again on its next turn; `stop()` on each ends it.
+ */
+export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
+  const chore = (
+    intervalMs: number,
+    failure: string,
+    run: (signal: AbortSignal) => Promise<void>,
+  ) =>
+    every(intervalMs, async (signal) => {
+      try {
+        await run(signal);
+      } catch (error) {
+        d.log.warn({ err: error }, failure);
+      }
+    });
+  const deliverer = new WebhookDeliverer({ db: d.db, clock: d.clock, log: d.log, ...d.webhooks });
+  return [
+    chore(
+      uploadSweepMs,
+      'expired uploads could not be swept; trying again later',
+      async (signal) => {
+        await d.uploads.sweepExpired(d.log, signal);
+      },
+    ),
+    chore(eventPruneMs, 'old task events could not be pruned; trying again later', async () => {
+      const cutoff = d.clock.now().getTime() - taskEventRetentionMs - eventPruneMargin;
+      const deleted = await pruneLog(d.db, new Date(cutoff));
+      if (deleted > 0) d.log.info({ deleted }, 'old task events pruned');
+    }),
+    chore(d.pollMs, 'webhooks could not be delivered; trying again shortly', async (signal) => {
+      // Send on until nothing is due (a failed attempt is due again only later).
+      while ((await deliverer.deliverDue(signal)) > 0 && !signal.aborted);
+    }),
+  ];
+}
