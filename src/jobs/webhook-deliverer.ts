@@ -2,7 +2,7 @@ import { nextAttemptAt, secretAad, signWebhook } from '../domain/webhooks.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
-import { type PostAnswer, postPublic } from '../shared/public-post.ts';
+import { isLoopbackUrl, type PostAnswer, postPublic } from '../shared/public-post.ts';
 import type { SecretBox } from '../shared/secret-box.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -66,7 +66,8 @@ export class WebhookDeliverer {
     let error: string | null = null;
     try {
       if (signal?.aborted) throw new Error('the worker is stopping');
-      answer = await postPublic(new URL(delivery.url), {
+      const url = new URL(delivery.url);
+      answer = await postPublic(url, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Atelier-Webhooks/1',
@@ -83,7 +84,7 @@ export class WebhookDeliverer {
         timeoutMs: this.#o.timeoutMs,
         excerptBytes,
         maxBytes: maxAnswerBytes,
-        loopback: this.#o.allowLocalhost && isLoopback(delivery.url),
+        loopback: this.#o.allowLocalhost && isLoopbackUrl(url),
       });
     } catch (e) {
       error = (e as Error).message;
@@ -155,8 +156,4 @@ export class WebhookDeliverer {
       () => newId('msg'),
     );
   }
-}
-
-function isLoopback(url: string): boolean {
-  return ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname);
 }

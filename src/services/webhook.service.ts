@@ -9,7 +9,7 @@ import {
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import { postTargetProblem } from '../shared/public-post.ts';
+import { isLoopbackUrl, postTargetProblem } from '../shared/public-post.ts';
 import type { SecretBox } from '../shared/secret-box.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -252,16 +252,12 @@ export class WebhookService {
     const problems = endpointProblems(input);
     if (problems.length === 0 && input.url !== undefined) {
       const url = new URL(input.url);
-      const loopback = this.#d.allowLocalhost && isLoopback(url);
+      const loopback = this.#d.allowLocalhost && isLoopbackUrl(url);
       const problem = postTargetProblem(url, loopback);
       if (problem !== null) problems.push({ field: 'url', message: problem });
     }
     if (problems.length > 0) throw invalidInput(problems);
   }
-}
-
-function isLoopback(url: URL): boolean {
-  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
 function notFound(): AppError {

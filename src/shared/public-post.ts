@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { loopbackHosts } from './loopback.ts';
 import {
   type AddressCheckOptions,
   checkedLookup,
@@ -30,14 +31,15 @@ export interface PostAnswer {
   readonly excerpt: string;
 }
 
+/** Whether a URL names this computer as a development switch admits it (`localhost`, …). */
+export function isLoopbackUrl(url: URL): boolean {
+  return loopbackHosts.includes(url.hostname);
+}
+
 /** Why a URL may not be posted to, or null when it may (the caller decides about loopback). */
 export function postTargetProblem(url: URL, loopback: boolean): string | null {
   const literal = url.hostname.replace(/^\[|\]$/g, '');
-  if (loopback) {
-    return ['localhost', '127.0.0.1', '::1'].includes(literal)
-      ? null
-      : `${url.hostname} is not this computer`;
-  }
+  if (loopback) return isLoopbackUrl(url) ? null : `${url.hostname} is not this computer`;
   if (url.protocol !== 'https:') return 'only https URLs are allowed';
   if (isIP(literal) !== 0) return privateAddressProblem(literal);
   return null;
