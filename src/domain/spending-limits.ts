@@ -33,10 +33,15 @@ export function spenderOf(credential: Credential): string | null {
     case 'api_key':
       return credential.apiKeyId;
     case 'mcp_token':
-      return `mcp:${credential.clientId}`;
+      return mcpSpender(credential.clientId);
     case 'id_token':
       return null;
   }
+}
+
+/** Whose spending an MCP client's tokens are, within its account. */
+export function mcpSpender(clientId: string): string {
+  return `mcp:${clientId}`;
 }
 
 /** The start of the period holding `at` (UTC). */
@@ -62,6 +67,13 @@ export interface SpendingCharge {
   readonly periodStart: Date;
   readonly amount: number;
   readonly cap: number;
+}
+
+/** What a submission adds to its credential's counters: none for an ID token or no limits. */
+export interface SpendingPlan {
+  readonly spender: string | null;
+  readonly at: Date;
+  readonly charges: readonly SpendingCharge[];
 }
 
 /** What a debit adds to each limit of its categories (none when no limit names them). */

@@ -1,5 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
-import { type SpendingLimits, spenderOf } from '../domain/spending-limits.ts';
+import { mcpSpender, type SpendingLimits } from '../domain/spending-limits.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
@@ -81,11 +81,6 @@ export class McpConnectionService {
 
 function notFound(): AppError {
   return new AppError(ErrorCode.NotFound, 'No such MCP connection.', { field: 'clientId' });
-}
-
-/** Whose spending an MCP client's tokens are, within the account. */
-function mcpSpender(clientId: string): string {
-  return spenderOf({ kind: 'mcp_token', clientId })!;
 }
 
 function toView(

@@ -1,45 +1,40 @@
 import type { Actor } from '../domain/actor.ts';
 import type { DebitPart } from '../domain/credits.ts';
 import { kindNames } from '../domain/kinds/kinds.ts';
-import type { GenerationKind, ModelDefinition } from '../domain/model.ts';
+import type { ModelDefinition } from '../domain/model.ts';
 import {
+  type CreditLimit,
   type LimitPeriod,
   limitProblems,
   periodEnd,
   periodStart,
   type SpendingCharge,
   type SpendingLimits,
+  type SpendingPlan,
   spenderOf,
   spendingCharges,
 } from '../domain/spending-limits.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import type { Queryable } from '../store/database.ts';
-import { listSpendingLimits, setSpendingLimits, spentIn } from '../store/spending.store.ts';
+import {
+  listSpendingLimits,
+  type SpentRow,
+  setSpendingLimits,
+  spentIn,
+} from '../store/spending.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 
 /** One credit limit as listings show it (contract addition `CreditLimit`). */
-export interface CreditLimitView {
-  readonly category: string;
-  readonly period: LimitPeriod;
-  readonly credits: number;
+export interface CreditLimitView extends CreditLimit {
   readonly spent: number;
   readonly remaining: number;
   readonly resetsAt: Date;
 }
 
 /** A credential's limits with what it has spent in the current periods. */
-export interface SpendingLimitsView {
+export interface SpendingLimitsView extends Omit<SpendingLimits, 'credits'> {
   readonly credits: readonly CreditLimitView[];
-  readonly kinds: readonly GenerationKind[] | null;
-  readonly modelIds: readonly string[] | null;
-}
-
-/** What a submission charged to a limited credential must do: the counters it adds to. */
-export interface SpendingPlan {
-  readonly spender: string | null;
-  readonly at: Date;
-  readonly charges: readonly SpendingCharge[];
 }
 
 /**
@@ -107,13 +102,7 @@ export class SpendingLimitService {
     return new Map(
       limits.map((l) => {
         const credits = l.credits.map((limit) => {
-          const used =
-            spent.find(
-              (s) =>
-                s.spender === l.spender &&
-                s.category === limit.category &&
-                s.period === limit.period,
-            )?.spent ?? 0;
+          const used = spentOn(spent, l.spender, limit);
           return {
             ...limit,
             spent: used,
@@ -163,22 +152,21 @@ export class SpendingLimitService {
     const at = this.#clock.now();
     if (spender === null || limits === null) return { spender, at, charges: [] };
     const charges = spendingCharges(limits.credits, debit, at);
-    if (charges.length > 0) await this.check(q, actor, charges, at);
+    if (charges.length > 0) await this.#check(q, actor, spender, charges, at);
     return { spender, at, charges };
   }
 
   /** Throws the 130001 of the first charge that its limit's counter cannot take. */
-  async check(
+  async #check(
     q: Queryable,
     actor: Actor,
+    spender: string,
     charges: readonly SpendingCharge[],
     at: Date,
   ): Promise<void> {
-    const spender = spenderOf(actor.credential)!;
     const spent = await spentIn(q, actor.accountId, currentPeriods(at), spender);
     for (const charge of charges) {
-      const used =
-        spent.find((s) => s.category === charge.category && s.period === charge.period)?.spent ?? 0;
+      const used = spentOn(spent, spender, charge);
       const remaining = Math.max(0, charge.cap - used);
       if (charge.amount <= remaining) continue;
       const resetsAt = periodEnd(charge.period, at);
@@ -199,6 +187,19 @@ export class SpendingLimitService {
       );
     }
   }
+}
+
+/** What a spender's counter of the limit's category and period holds now (0: no counter yet). */
+function spentOn(
+  rows: readonly SpentRow[],
+  spender: string,
+  limit: { readonly category: string; readonly period: LimitPeriod },
+): number {
+  return (
+    rows.find(
+      (r) => r.spender === spender && r.category === limit.category && r.period === limit.period,
+    )?.spent ?? 0
+  );
 }
 
 function currentPeriods(at: Date): { day: Date; month: Date } {

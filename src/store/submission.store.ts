@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DebitPart } from '../domain/credits.ts';
-import type { SpendingCharge } from '../domain/spending-limits.ts';
+import type { SpendingPlan } from '../domain/spending-limits.ts';
 import { newId } from '../shared/ids.ts';
 import type { NewContentRow } from './content.store.ts';
 import type { Queryable } from './database.ts';
@@ -24,11 +24,7 @@ export interface NewSubmission {
    * statement fails on `spending_counters_within_cap` (`isOverLimit`) when one would be
    * exceeded. Left out: nothing is charged to a credential's limits.
    */
-  readonly spending?: {
-    readonly spender: string | null;
-    readonly at: Date;
-    readonly charges: readonly SpendingCharge[];
-  };
+  readonly spending?: SpendingPlan;
 }
 
 /**

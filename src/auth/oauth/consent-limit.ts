@@ -2,7 +2,7 @@ import {
   type CreditLimit,
   type LimitPeriod,
   limitProblems,
-  spenderOf,
+  mcpSpender,
 } from '../../domain/spending-limits.ts';
 import type { Queryable } from '../../store/database.ts';
 import { listSpendingLimits, setSpendingLimits } from '../../store/spending.store.ts';
@@ -47,7 +47,7 @@ export async function applyConsentLimit(
   limit: CreditLimit,
   at: Date,
 ): Promise<void> {
-  const spender = spenderOf({ kind: 'mcp_token', clientId })!;
+  const spender = mcpSpender(clientId);
   const [existing] = await listSpendingLimits(q, accountId, spender);
   await setSpendingLimits(
     q,
