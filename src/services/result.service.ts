@@ -113,11 +113,6 @@ export class ResultService {
     return this.#deps.updates.latestCursor(actor, taskId);
   }
 
-  /** Refuses, before a subscription starts, a cursor it could not resume from (120001). */
-  checkCursor(actor: Actor, after: string | null | undefined): void {
-    if (after != null) this.#deps.updates.check(actor, after);
-  }
-
   /** Every task change of the account (`myTaskUpdates`), from now or after a cursor. */
   watchAccountTasks(
     actor: Actor,

@@ -74,7 +74,6 @@ export class TaskUpdates {
     after: string | null,
     signal: AbortSignal,
   ): Promise<AsyncGenerator<TaskView>> {
-    const since = after === null ? null : this.#decode(actor, after);
     // Another account's task is not found, like an unknown one.
     const row = await findTask(this.#d.db, actor.accountId, taskId);
     if (row === undefined) {
@@ -82,6 +81,7 @@ export class TaskUpdates {
         field: 'taskId',
       });
     }
+    const since = after === null ? null : this.#decode(actor, after);
     if (since !== null && (await finishedBy(this.#d.db, actor.accountId, taskId, since))) {
       return (async function* () {})();
     }
@@ -212,11 +212,6 @@ export class TaskUpdates {
   async latestCursor(actor: Actor, taskId: string): Promise<string | null> {
     const latest = await latestTaskEvent(this.#d.db, actor.accountId, taskId, endOfLog);
     return latest === undefined ? null : this.#codec(actor).encode(cursorOf(latest));
-  }
-
-  /** Throws what a subscription with `after` would: 120001 for a bad or expired cursor. */
-  check(actor: Actor, after: string): void {
-    this.#decode(actor, after);
   }
 
   /** The position a cursor holds; 120001 on `after` when it is not one, or has expired. */

@@ -205,9 +205,7 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       },
       subscribe: async (_root, { taskId, after }, ctx) => {
         const actor = requireActor(ctx);
-        // Refuse another account's (or an unknown) task before any stream exists.
-        await ctx.services.results.getTask(actor, taskId);
-        ctx.services.results.checkCursor(actor, after);
+        // An unknown or foreign task, or a bad cursor, is refused before any stream exists.
         return abortable((signal) =>
           ctx.services.results.watchTask(actor, taskId, signal, after ?? null),
         );
@@ -223,7 +221,6 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       },
       subscribe: async (_root, { after }, ctx) => {
         const actor = requireActor(ctx);
-        ctx.services.results.checkCursor(actor, after);
         return abortable((signal) =>
           ctx.services.results.watchAccountTasks(actor, signal, after ?? null),
         );
