@@ -7,7 +7,7 @@ import {
   type WebhookEventType,
 } from '../domain/webhooks.ts';
 import type { Clock } from '../shared/clock.ts';
-import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { isLoopbackUrl, postTargetProblem } from '../shared/public-post.ts';
 import type { SecretBox } from '../shared/secret-box.ts';
@@ -195,11 +195,9 @@ export class WebhookService {
    * may go to, or when the account has no one-off secret to sign them with yet.
    */
   async checkOneOffUrl(actor: Actor, url: string): Promise<void> {
-    try {
-      this.#check({ url });
-    } catch (error) {
-      const problems = (error as AppError).details.problems as { message: string }[];
-      throw invalidInput([{ field: 'webhookUrl', message: problems[0]!.message }]);
+    const problems = this.#problems({ url });
+    if (problems.length > 0) {
+      throw invalidInput(problems.map((p) => ({ ...p, field: 'webhookUrl' })));
     }
     if ((await findOneOffEndpoint(this.#d.db, actor.accountId)) === undefined) {
       throw invalidInput([
@@ -249,6 +247,12 @@ export class WebhookService {
   }
 
   #check(input: WebhookEndpointInput): void {
+    const problems = this.#problems(input);
+    if (problems.length > 0) throw invalidInput(problems);
+  }
+
+  /** What is wrong with an endpoint as written, its URL checked against where we may post. */
+  #problems(input: WebhookEndpointInput): FieldProblem[] {
     const problems = endpointProblems(input);
     if (problems.length === 0 && input.url !== undefined) {
       const url = new URL(input.url);
@@ -256,7 +260,7 @@ export class WebhookService {
       const problem = postTargetProblem(url, loopback);
       if (problem !== null) problems.push({ field: 'url', message: problem });
     }
-    if (problems.length > 0) throw invalidInput(problems);
+    return problems;
   }
 }
 
