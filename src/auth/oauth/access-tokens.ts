@@ -1,7 +1,8 @@
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 import { randomBase62 } from '../../shared/ids.ts';
 import { IntervalGate } from '../../shared/interval-gate.ts';
+import { sha256Hex } from '../../shared/secrets.ts';
 import type { Db, Queryable } from '../../store/database.ts';
 import { findLiveTokenWithAccount, insertToken, touchConnection } from '../../store/oauth.store.ts';
 import { accountOutcome } from '../authenticate.ts';
@@ -11,6 +12,8 @@ import type { SigningKeys } from '../signing-keys.ts';
 export const accessTokenLifetimeSeconds = 7 * 86_400; // spec §5.4, §8: seven days
 /** Clock skew between the nodes that issue and check tokens. */
 const clockToleranceSeconds = 30;
+/** How many tokens' signature checks are remembered (about 1 KiB each). */
+const verifiedSignaturesKept = 1_000;
 
 /** Who a valid MCP access token speaks for. */
 export interface McpPrincipal {
@@ -59,6 +62,13 @@ export class AccessTokens {
   readonly #o: AccessTokensOptions;
   /** `last_used_at` of a connection is written at most once a minute, not on every request. */
   readonly #uses = new IntervalGate(60_000);
+  /**
+   * Tokens whose signature and fixed claims passed, by SHA-256 of the token, with the key set
+   * that passed them. The RSA check was the largest cost of an MCP request, and its outcome
+   * cannot change while the keys stay the same. The time claims, the stored token (revocation)
+   * and the account are still checked on every request. Oldest out first.
+   */
+  readonly #verified = new Map<string, { claims: JWTPayload; keys: object }>();
 
   constructor(options: AccessTokensOptions) {
     this.#o = options;
@@ -99,31 +109,7 @@ export class AccessTokens {
    * {@link BearerError}, or a 100102 AppError when the database cannot be asked.
    */
   async verify(token: string): Promise<McpPrincipal> {
-    let claims: Record<string, unknown>;
-    try {
-      ({ payload: claims } = await jwtVerify(token, this.#o.keys.verificationKeys(), {
-        issuer: this.#o.issuer,
-        audience: this.#o.resource,
-        algorithms: ['RS256'],
-        typ: 'at+jwt',
-        requiredClaims: ['sub', 'jti', 'exp', 'iat', 'client_id'],
-        // With a maximum age, jose also refuses an `iat` in the future beyond the tolerance.
-        maxTokenAge: accessTokenLifetimeSeconds,
-        clockTolerance: clockToleranceSeconds,
-        currentDate: this.#o.clock.now(),
-      }));
-    } catch (error) {
-      if (error instanceof errors.JOSEError)
-        throw new BearerError('invalid_token', 'The access token is not valid.');
-      throw error;
-    }
-    // jose accepts an `aud` array that merely contains the resource; a token meant for several
-    // audiences is not one of ours (RFC 9068 §4: the resource is the audience).
-    if (!audienceIsExactly(claims.aud, this.#o.resource))
-      throw new BearerError('invalid_token', 'The access token is not valid.');
-    const scopes = String(claims.scope ?? '').split(' ');
-    if (!scopes.includes(this.#o.scope))
-      throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
+    const claims = await this.#claims(token);
     const { db } = this.#o;
     const stored = await lookUpCredential(() => findLiveTokenWithAccount(db, String(claims.jti)));
     if (stored === undefined)
@@ -152,6 +138,63 @@ export class AccessTokens {
       account: { alias: stored.account_alias!, creditBalances: stored.balances },
     };
   }
+
+  /** The token's claims once its signature, issuer, audience, type, scope and times pass. */
+  async #claims(token: string): Promise<JWTPayload> {
+    const now = this.#o.clock.now();
+    const digest = sha256Hex(token);
+    const keys = this.#o.keys.jwks;
+    const known = this.#verified.get(digest);
+    if (known !== undefined && known.keys === keys) {
+      if (!timely(known.claims, now.getTime() / 1000)) throw invalidToken();
+      return known.claims;
+    }
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, this.#o.keys.verificationKeys(), {
+        issuer: this.#o.issuer,
+        audience: this.#o.resource,
+        algorithms: ['RS256'],
+        typ: 'at+jwt',
+        requiredClaims: ['sub', 'jti', 'exp', 'iat', 'client_id'],
+        // With a maximum age, jose also refuses an `iat` in the future beyond the tolerance.
+        maxTokenAge: accessTokenLifetimeSeconds,
+        clockTolerance: clockToleranceSeconds,
+        currentDate: now,
+      }));
+    } catch (error) {
+      if (error instanceof errors.JOSEError) throw invalidToken();
+      throw error;
+    }
+    // jose accepts an `aud` array that merely contains the resource; a token meant for several
+    // audiences is not one of ours (RFC 9068 §4: the resource is the audience).
+    if (!audienceIsExactly(claims.aud, this.#o.resource)) throw invalidToken();
+    const scopes = String(claims.scope ?? '').split(' ');
+    if (!scopes.includes(this.#o.scope))
+      throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
+    if (this.#verified.size >= verifiedSignaturesKept)
+      this.#verified.delete(this.#verified.keys().next().value!);
+    // The key set a reload brings is a new object: what the old one passed is checked again.
+    this.#verified.set(digest, { claims, keys: this.#o.keys.jwks });
+    return claims;
+  }
+}
+
+const invalidToken = () => new BearerError('invalid_token', 'The access token is not valid.');
+
+/**
+ * jose's time rules for a token it already passed, at `now` (seconds): not expired, not too
+ * old, not yet valid, issued in the past — each with the clock tolerance.
+ */
+function timely(claims: JWTPayload, now: number): boolean {
+  const { exp, iat, nbf } = claims as { exp: number; iat: number; nbf?: number };
+  const age = now - iat;
+  return (
+    exp > now - clockToleranceSeconds &&
+    age - clockToleranceSeconds <= accessTokenLifetimeSeconds &&
+    age >= -clockToleranceSeconds &&
+    (nbf === undefined || nbf <= now + clockToleranceSeconds)
+  );
 }
 
 function audienceIsExactly(aud: unknown, resource: string): boolean {

@@ -56,4 +56,18 @@ describeEachBackend('the authorization server keeps time on the clock port', (ba
     assert.equal(refused.status, 400);
     assert.equal(refused.body.error, 'invalid_grant');
   });
+
+  // Runs last: it moves the clock a week on. A token's signature is checked once and then
+  // remembered; its expiry must still be read from the clock on every request.
+  it('an access token that opened /mcp is refused once the clock passes its expiry', async () => {
+    const { account } = await seedAccount(t.app);
+    const token = await mcpAccessToken(t, account.id);
+    assert.equal((await postMcp(t.url, { authorization: `Bearer ${token}` })).status, 200);
+    clock.advance(7 * 86_400_000 - 60_000);
+    assert.equal((await postMcp(t.url, { authorization: `Bearer ${token}` })).status, 200);
+    clock.advance(2 * 60_000);
+    const expired = await postMcp(t.url, { authorization: `Bearer ${token}` });
+    assert.equal(expired.status, 401);
+    assert.match(expired.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+  });
 });
