@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db, Queryable } from './database.ts';
+import { prepared } from './prepared.ts';
 import type {
   BrowserSessionsTable,
   McpConnectionsTable,
@@ -220,37 +221,43 @@ export async function revokeTokensOfCode(q: Queryable, codeHash: string): Promis
     .execute();
 }
 
+const liveTokenWithAccount = prepared(
+  (db, jti: string) =>
+    db
+      .selectFrom('oauth_tokens')
+      .leftJoin('accounts', 'accounts.id', 'oauth_tokens.account_id')
+      .select([
+        'oauth_tokens.jti',
+        'oauth_tokens.account_id',
+        'oauth_tokens.client_id',
+        'oauth_tokens.scope',
+        'accounts.status as account_status',
+        'accounts.role as account_role',
+        'accounts.alias as account_alias',
+      ])
+      .select((eb) =>
+        jsonArrayFrom(
+          eb
+            .selectFrom('credit_balances')
+            .select(['category', 'amount'])
+            .whereRef('credit_balances.account_id', '=', 'oauth_tokens.account_id')
+            .orderBy('category'),
+        ).as('balances'),
+      )
+      .where('oauth_tokens.jti', '=', jti)
+      .where('oauth_tokens.revoked_at', 'is', null)
+      .where('oauth_tokens.expires_at', '>', sql<Date>`now()`),
+  'placeholder:jti',
+);
+
 /**
  * The stored token by `jti` if it is live (not revoked, not expired), with its account's
  * status, role and alias (null when the account row is gone) and its balances by category:
- * everything an MCP request checks, and what `get_account` answers, in one round trip.
+ * everything an MCP request checks, and what `get_account` answers, in one round trip,
+ * compiled once ({@link prepared}).
  */
 export async function findLiveTokenWithAccount(q: Queryable, jti: string) {
-  return q
-    .selectFrom('oauth_tokens')
-    .leftJoin('accounts', 'accounts.id', 'oauth_tokens.account_id')
-    .select([
-      'oauth_tokens.jti',
-      'oauth_tokens.account_id',
-      'oauth_tokens.client_id',
-      'oauth_tokens.scope',
-      'accounts.status as account_status',
-      'accounts.role as account_role',
-      'accounts.alias as account_alias',
-    ])
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('credit_balances')
-          .select(['category', 'amount'])
-          .whereRef('credit_balances.account_id', '=', 'oauth_tokens.account_id')
-          .orderBy('category'),
-      ).as('balances'),
-    )
-    .where('oauth_tokens.jti', '=', jti)
-    .where('oauth_tokens.revoked_at', 'is', null)
-    .where('oauth_tokens.expires_at', '>', sql<Date>`now()`)
-    .executeTakeFirst();
+  return (await liveTokenWithAccount(q, jti))[0];
 }
 
 // ---- connections (consents) ----
