@@ -5,6 +5,7 @@ import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'k
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { defaultTemplateRoot, seedFromTemplate } from './pglite-template.ts';
+import { prepareStatementsOn } from './prepared.ts';
 import type { Tables } from './schema.ts';
 
 export type Db = Kysely<Tables>;
@@ -126,7 +127,12 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     lock?.release();
     throw error;
   }
-  const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<Tables>({
+    dialect: new PGliteDialect({
+      pglite,
+      onCreateConnection: async (connection) => prepareStatementsOn(connection),
+    }),
+  });
   return wrap(db, 'pglite', null, () => lock?.release());
 }
 
