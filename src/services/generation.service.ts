@@ -5,16 +5,22 @@ import { FinishCode } from '../domain/finish-code.ts';
 import { commonFields, maxSeed, type Validated } from '../domain/kinds/fields.ts';
 import { defaultsOf, kindModule } from '../domain/kinds/kinds.ts';
 import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
-import type { SpendingLimits } from '../domain/spending-limits.ts';
+import { spenderOf } from '../domain/spending-limits.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { type ContentRow, findContentByIdempotencyKey } from '../store/content.store.ts';
-import { listBalances, lockBalances, readBalances } from '../store/credit.store.ts';
+import { listBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
 import { isOverLimit } from '../store/spending.store.ts';
-import { insertSubmission, isOverdrawn } from '../store/submission.store.ts';
+import {
+  type Funds,
+  insertSubmission,
+  isOverdrawn,
+  lockFunds,
+  readFunds,
+} from '../store/submission.store.ts';
 import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
@@ -71,7 +77,6 @@ type ChargeRequest = Prepared & {
   idempotencyKey: string | null;
   webhookUrl: string | null;
   inputHash: string;
-  limits: SpendingLimits | null;
 };
 
 const maxIdempotencyKeyLength = commonFields.idempotencyKey.maxLength;
@@ -117,7 +122,6 @@ export class GenerationService {
     const request: ChargeRequest = {
       ...prepared,
       webhookUrl,
-      limits: await this.#deps.spending.allowed(actor, prepared.model),
       idempotencyKey: optionalKey(input.idempotencyKey),
       // Defaults first: a left-out field and its default are the same input on every edge.
       inputHash: hashInput({ ...defaultsOf(kind), ...input }),
@@ -175,9 +179,9 @@ export class GenerationService {
   async #submit(actor: Actor, request: ChargeRequest): Promise<Submission> {
     const { db } = this.#deps;
     const attempt = () =>
-      this.#charge(db, actor, request, readBalances).catch((error) => {
+      this.#charge(db, actor, request, readFunds).catch((error) => {
         if (!isOverdrawn(error)) throw error;
-        return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockBalances));
+        return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockFunds));
       });
     const charged = await attempt().catch((error) => {
       if (!isOverLimit(error)) throw error;
@@ -201,21 +205,18 @@ export class GenerationService {
     q: Queryable,
     actor: Actor,
     request: ChargeRequest,
-    balancesOf: (q: Queryable, accountId: string) => Promise<ReadonlyMap<string, number>>,
+    fundsOf: (q: Queryable, accountId: string, spender: string | null) => Promise<Funds>,
   ): Promise<{ submission: Submission; debited: readonly CreditAmount[] }> {
     const { model, settings, credits, idempotencyKey, inputHash } = request;
+    const funds = await fundsOf(q, actor.accountId, spenderOf(actor.credential));
+    const limits = this.#deps.spending.allowed(actor, model, funds.limits);
     if (idempotencyKey !== null) {
       const earlier = await findContentByIdempotencyKey(q, actor.accountId, idempotencyKey);
       if (earlier !== undefined) {
         return { submission: await this.#deduplicate(q, earlier, inputHash), debited: [] };
       }
     }
-    const plan = planDebit(
-      await balancesOf(q, actor.accountId),
-      credits,
-      this.#deps.creditOrder,
-      model.pricing.category,
-    );
+    const plan = planDebit(funds.balances, credits, this.#deps.creditOrder, model.pricing.category);
     if (!plan.ok) {
       throw new AppError(
         ErrorCode.InsufficientCredits,
@@ -223,7 +224,7 @@ export class GenerationService {
         { required: credits, available: plan.available, category: model.pricing.category },
       );
     }
-    const spending = await this.#deps.spending.plan(q, actor, request.limits, plan.parts);
+    const spending = await this.#deps.spending.plan(q, actor, limits, plan.parts);
     const contentId = newId('cnt');
     const taskId = newId('tsk');
     await insertSubmission(q, {

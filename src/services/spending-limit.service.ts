@@ -116,15 +116,16 @@ export class SpendingLimitService {
   }
 
   /**
-   * The caller's limits, refusing at once (110202) a kind or model they do not allow. `null`
-   * when the credential has none (an ID token never has).
+   * The caller's limits (`stored`, as read with the balances), refusing at once (110202) a kind
+   * or model they do not allow. `null` when the credential has none (an ID token never has).
    */
-  async allowed(actor: Actor, model: ModelDefinition): Promise<SpendingLimits | null> {
-    const spender = spenderOf(actor.credential);
-    if (spender === null) return null;
-    const [limits] = await listSpendingLimits(this.#db, actor.accountId, spender);
-    if (limits === undefined) return null;
-    const { kinds, modelIds } = limits;
+  allowed(
+    actor: Actor,
+    model: ModelDefinition,
+    stored: SpendingLimits | undefined,
+  ): SpendingLimits | null {
+    if (spenderOf(actor.credential) === null || stored === undefined) return null;
+    const { kinds, modelIds } = stored;
     if (
       (kinds !== null && !kinds.includes(model.kind)) ||
       (modelIds !== null && !modelIds.includes(model.modelId))
@@ -135,7 +136,7 @@ export class SpendingLimitService {
         { field: 'modelId', allowedKinds: kinds, allowedModelIds: modelIds },
       );
     }
-    return limits;
+    return stored;
   }
 
   /**

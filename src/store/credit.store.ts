@@ -140,11 +140,6 @@ export async function lockBalances(q: Queryable, accountId: string): Promise<Map
   return balanceMap(await balancesQuery(q, accountId).forUpdate().execute());
 }
 
-/** Balances of the account as a map, as last committed (no locks). */
-export async function readBalances(q: Queryable, accountId: string): Promise<Map<string, number>> {
-  return balanceMap(await balancesQuery(q, accountId).execute());
-}
-
 function balancesQuery(q: Queryable, accountId: string) {
   return q
     .selectFrom('credit_balances')

@@ -1,9 +1,14 @@
 import { sql } from 'kysely';
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { DebitPart } from '../domain/credits.ts';
-import type { SpendingPlan } from '../domain/spending-limits.ts';
+import type { GenerationKind } from '../domain/model.ts';
+import type { CreditLimit, SpendingLimits, SpendingPlan } from '../domain/spending-limits.ts';
 import { newId } from '../shared/ids.ts';
 import type { NewContentRow } from './content.store.ts';
+import { lockBalances } from './credit.store.ts';
 import type { Queryable } from './database.ts';
+import { prepared } from './prepared.ts';
+import { listSpendingLimits } from './spending.store.ts';
 
 /** PostgreSQL's check_violation on `credit_balances.amount >= 0`: a debit met too small a balance. */
 const overdrawn = { code: '23514', constraint: 'credit_balances_amount_check' };
@@ -12,6 +17,71 @@ const overdrawn = { code: '23514', constraint: 'credit_balances_amount_check' };
 export function isOverdrawn(error: unknown): boolean {
   const e = error as { code?: unknown; constraint?: unknown };
   return e.code === overdrawn.code && e.constraint === overdrawn.constraint;
+}
+
+/** What a submission is planned from: the account's balances and the credential's limits. */
+export interface Funds {
+  readonly balances: ReadonlyMap<string, number>;
+  /** The submitting credential's limits; undefined when it has none. */
+  readonly limits: SpendingLimits | undefined;
+}
+
+const fundsOf = prepared(
+  (db, balancesOf: string, limitsOf: string, spender: string) =>
+    db.selectNoFrom((eb) => [
+      jsonArrayFrom(
+        eb
+          .selectFrom('credit_balances')
+          .select(['category', 'amount'])
+          .where('account_id', '=', balancesOf),
+      ).as('balances'),
+      jsonObjectFrom(
+        eb
+          .selectFrom('spending_limits')
+          .select(['credits', 'kinds', 'model_ids'])
+          .where('account_id', '=', limitsOf)
+          .where('spender', '=', spender),
+      ).as('limits'),
+    ]),
+  'placeholder:balances',
+  'placeholder:limits',
+  'placeholder:spender',
+);
+
+/**
+ * The balances as last committed (no locks) and the limits of `spender` (`spenderOf`; none for
+ * `null`), in one round trip: a submission is planned from them.
+ */
+export async function readFunds(
+  q: Queryable,
+  accountId: string,
+  spender: string | null,
+): Promise<Funds> {
+  // '' is no credential's: an ID token's submission reads no limits.
+  const [row] = await fundsOf(q, accountId, accountId, spender ?? '');
+  const limits = row?.limits ?? null;
+  return {
+    balances: new Map(row?.balances.map((b) => [b.category, b.amount])),
+    limits:
+      limits === null || spender === null
+        ? undefined
+        : {
+            credits: limits.credits as CreditLimit[],
+            kinds: limits.kinds as GenerationKind[] | null,
+            modelIds: limits.model_ids,
+          },
+  };
+}
+
+/** {@link readFunds} with the account's balance rows locked until the transaction ends. */
+export async function lockFunds(
+  q: Queryable,
+  accountId: string,
+  spender: string | null,
+): Promise<Funds> {
+  const balances = await lockBalances(q, accountId);
+  const [limits] = spender === null ? [] : await listSpendingLimits(q, accountId, spender);
+  return { balances, limits };
 }
 
 export interface NewSubmission {
