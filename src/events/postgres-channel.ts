@@ -87,10 +87,12 @@ export class PostgresChannel {
     while (this.#outbox.length > 0) {
       const batch = this.#outbox.splice(0, maxBatch);
       try {
-        await this.#publisher.query(
-          'SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n',
-          [this.#channel, batch.map((n) => n.payload)],
-        );
+        // Named: parsed once by the publishing connection, then only bound and run.
+        await this.#publisher.query({
+          name: 'atelier_notify',
+          text: 'SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n',
+          values: [this.#channel, batch.map((n) => n.payload)],
+        });
         for (const n of batch) n.resolve();
       } catch (error) {
         for (const n of batch) n.reject(error);

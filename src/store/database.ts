@@ -5,7 +5,7 @@ import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'k
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { defaultTemplateRoot, seedFromTemplate } from './pglite-template.ts';
-import { prepareStatementsOn } from './prepared.ts';
+import { nameStatementsOn, prepareStatementsOn } from './prepared.ts';
 import type { Tables } from './schema.ts';
 
 export type Db = Kysely<Tables>;
@@ -89,6 +89,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     // the pool destroys a client that is no longer queryable when it comes back.
     pool.on('connect', (client) => {
       client.on('error', (error) => location.onIdleClientError?.(error));
+      nameStatementsOn(client);
     });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return wrap(db, 'postgres', location.url, () => {});

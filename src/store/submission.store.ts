@@ -7,7 +7,7 @@ import { newId } from '../shared/ids.ts';
 import type { NewContentRow } from './content.store.ts';
 import { lockBalances } from './credit.store.ts';
 import type { Queryable } from './database.ts';
-import { prepared } from './prepared.ts';
+import { executeNamed, prepared } from './prepared.ts';
 import { listSpendingLimits } from './spending.store.ts';
 
 /** PostgreSQL's check_violation on `credit_balances.amount >= 0`: a debit met too small a balance. */
@@ -111,7 +111,7 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
   const { content, task, debits } = s;
   const spending = s.spending ?? { spender: null, at: null, charges: [] };
   const { charges } = spending;
-  await sql`
+  const statement = sql`
     WITH plan AS (
       SELECT * FROM unnest(
         ${debits.map((d) => d.category)}::text[],
@@ -149,5 +149,7 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
       RETURNING id, account_id
     )
     INSERT INTO tasks (id, content_id, account_id, max_attempts)
-    SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer FROM content`.execute(q);
+    SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer FROM content`;
+  // The same SQL for every submission (each list is one array value): prepared once.
+  await executeNamed(q, statement.compile(q));
 }

@@ -5,6 +5,7 @@ import type { ContentRow } from './content.store.ts';
 import { refundContent } from './credit.store.ts';
 import type { Db, Queryable } from './database.ts';
 import { insertMedia, mediaColumns, type NewMediaRow } from './media.store.ts';
+import { executeNamed } from './prepared.ts';
 import type { Tables, TasksTable } from './schema.ts';
 
 export type TaskRow = Selectable<TasksTable>;
@@ -55,8 +56,9 @@ export async function claimTask(
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   // One round trip: claim the row and read its content in the same statement.
-  const { rows } = await (maxRunningPerAccount === 0
-    ? sql<TaskRow & { content: ContentRow }>`
+  const claim =
+    maxRunningPerAccount === 0
+      ? sql<TaskRow & { content: ContentRow }>`
       WITH claimed AS (
         UPDATE tasks SET
           status = 'running',
@@ -71,11 +73,10 @@ export async function claimTask(
       )
       SELECT claimed.*, row_to_json(contents) AS content
       FROM claimed JOIN contents ON contents.id = claimed.content_id`
-    : sql<TaskRow & { content: ContentRow }>`
+      : sql<TaskRow & { content: ContentRow }>`
       SELECT (c.task).*, row_to_json(c.content) AS content
-      FROM atelier_claim_task(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`
-  ).execute(db);
-  const row = rows[0];
+      FROM atelier_claim_task(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`;
+  const [row] = await executeNamed(db, claim.compile(db));
   if (row === undefined) return undefined;
   const { content, ...task } = row;
   // row_to_json carries timestamps as text; the content's input is already JSON.
@@ -208,8 +209,9 @@ export async function finishTask(
   outcome: FinishOutcome,
 ): Promise<TaskRow | undefined> {
   const media = outcome.media ?? [];
+  // A success's statement is the same SQL every time: it runs prepared (executeNamed).
   if (outcome.code === FinishCode.Ok && media.length > 0) {
-    return db
+    const statement = db
       .with('finished', (w) => finishUpdate(w, id, guard, outcome).returningAll())
       .with('added', (w) =>
         w
@@ -227,11 +229,12 @@ export async function finishTask(
           ),
       )
       .selectFrom('finished')
-      .selectAll()
-      .executeTakeFirst();
+      .selectAll();
+    return (await executeNamed(db, statement.compile()))[0];
   }
   if (outcome.code === FinishCode.Ok) {
-    return finishUpdate(db, id, guard, outcome).returningAll().executeTakeFirst();
+    const statement = finishUpdate(db, id, guard, outcome).returningAll();
+    return (await executeNamed(db, statement.compile()))[0];
   }
   return db.transaction().execute(async (trx) => {
     const task = await finishUpdate(trx, id, guard, outcome).returningAll().executeTakeFirst();
