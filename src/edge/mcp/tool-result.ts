@@ -62,19 +62,3 @@ export function toolError(error: AppError): CallToolResult {
     ],
   };
 }
-
-const definitions = new Map<string, unknown>();
-
-/**
- * A tool's definition (description, zod schemas, annotations), built once per process. The
- * stateless endpoint registers every tool on a new server for each request; rebuilding the
- * schemas each time was most of that cost.
- */
-export function defined<T>(name: string, build: () => T): T {
-  let definition = definitions.get(name) as T | undefined;
-  if (definition === undefined) {
-    definition = build();
-    definitions.set(name, definition);
-  }
-  return definition;
-}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { task, taskOutput } from './generation-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** `cancel_generation`: finishes a task with code 2 and refunds it. */
 export const registerCancelGeneration: RegisterTool = (server, { actor, services, run }) => {

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { fieldsOfAnyKind } from '../../../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../../../domain/model.ts';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { fromSnakeCase } from '../wire-names.ts';
 import { kindArgument, toolShape } from './kind-schema.ts';
 import { openObject } from './portable-schema.ts';
-import { annotations, creditCategory, type RegisterTool } from './tool.ts';
+import { annotations, creditCategory, defined, type RegisterTool } from './tool.ts';
 
 /** `estimate_cost`: what a generate_* tool would charge, spending nothing; every kind. */
 export const registerEstimateCost: RegisterTool = (server, { actor, services, run }) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defined, toolResult } from '../tool-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { toolResult } from '../tool-result.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** `get_account`: the alias and credit balances an agent reads before it spends anything. */
 export const registerGetAccount: RegisterTool = (server, { account, run }) => {

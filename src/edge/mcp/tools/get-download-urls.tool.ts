@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defined, toolResult } from '../tool-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { toolResult } from '../tool-result.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** `get_download_urls`: fresh, expiring URLs for media of the account. */
 export const registerGetDownloadUrls: RegisterTool = (server, { actor, services, run }) => {

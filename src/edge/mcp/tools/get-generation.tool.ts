@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defined } from '../tool-result.ts';
 import { generationOutput, generationResult, inlineImages } from './generation-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** `get_generation`: a generation's state and media, with fresh download links. */
 export const registerGetGeneration: RegisterTool = (server, context) => {

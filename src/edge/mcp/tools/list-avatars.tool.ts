@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { orNull } from './portable-schema.ts';
-import { annotations, nextCursor, type RegisterTool } from './tool.ts';
+import { annotations, defined, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_avatars`: the account's avatars for generate_avatar_video. */
 export const registerListAvatars: RegisterTool = (server, { actor, services, run }) => {

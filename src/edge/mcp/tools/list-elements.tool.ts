@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { orNull } from './portable-schema.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** `list_elements`: the public library and the account's own, for `element_ids`. */
 export const registerListElements: RegisterTool = (server, { actor, services, run }) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { generation, generationFields } from './generation-result.ts';
-import { annotations, nextCursor, type RegisterTool } from './tool.ts';
+import { annotations, defined, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_generations`: the history, where an agent reconciles before resubmitting. */
 export const registerListGenerations: RegisterTool = (server, { actor, services, run }) => {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { snakeCaseKeys } from '../wire-names.ts';
 import { kindArgument } from './kind-schema.ts';
 import { openObject, orNull } from './portable-schema.ts';
-import { annotations, creditCategory, type RegisterTool } from './tool.ts';
+import { annotations, creditCategory, defined, type RegisterTool } from './tool.ts';
 
 /** `list_models`: the models, their capabilities and prices. */
 export const registerListModels: RegisterTool = (server, { actor, services, run }) => {

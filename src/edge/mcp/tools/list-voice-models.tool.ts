@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { maxPageSize } from '../../../shared/pagination.ts';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { orNull } from './portable-schema.ts';
-import { annotations, nextCursor, type RegisterTool } from './tool.ts';
+import { annotations, defined, nextCursor, type RegisterTool } from './tool.ts';
 
 /** `list_voice_models`: voices for generate_speech and generate_avatar_video. */
 export const registerListVoiceModels: RegisterTool = (server, { actor, services, run }) => {

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { AnyKindModule } from '../../../domain/kinds/kinds.ts';
 import { inputFieldsOf } from '../../../domain/kinds/kinds.ts';
-import { defined, toolResult } from '../tool-result.ts';
+import { toolResult } from '../tool-result.ts';
 import { fromSnakeCase } from '../wire-names.ts';
 import { toolShape } from './kind-schema.ts';
 import { openObject } from './portable-schema.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /**
  * A kind's charged, idempotent submission tool (`generate_image`, …): the kind's input fields

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import type { TaskView } from '../../../services/generation-views.ts';
-import { defined } from '../tool-result.ts';
 import {
   generationOutput,
   generationResult,
   inlineImages,
   taskState,
 } from './generation-result.ts';
-import { annotations, type RegisterTool } from './tool.ts';
+import { annotations, defined, type RegisterTool } from './tool.ts';
 
 /** Bounds one tool call, so a client's request never hangs on a long generation. */
 const maxWaitSeconds = 60;
