@@ -80,7 +80,11 @@ export async function answer(
   // parsed), answers with a Response that Fastify sends (a stream when it is one): the Node
   // transport's conversion through @hono/node-server was about a fifth of a tools/call's CPU.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // A client gone before its answer: closing aborts what still runs for it (a wait). After an
+  // answer the stream has ended and nothing holds the server; closing it anyway built an error
+  // with its stack trace on every request (5 % of a tools/call).
   reply.raw.on('close', () => {
+    if (reply.raw.writableFinished) return;
     transport.close().catch(() => {});
     server.close().catch(() => {});
   });
