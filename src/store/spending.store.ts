@@ -27,12 +27,20 @@ export async function listSpendingLimits(
     .where('account_id', '=', accountId);
   if (spender !== undefined) query = query.where('spender', '=', spender);
   const rows = await query.execute();
-  return rows.map((row) => ({
-    spender: row.spender,
+  return rows.map((row) => ({ spender: row.spender, ...limitsOf(row) }));
+}
+
+/** The limits a `spending_limits` row holds. */
+export function limitsOf(row: {
+  credits: unknown;
+  kinds: string[] | null;
+  model_ids: string[] | null;
+}): SpendingLimits {
+  return {
     credits: row.credits as CreditLimit[],
     kinds: row.kinds as GenerationKind[] | null,
     modelIds: row.model_ids,
-  }));
+  };
 }
 
 /** Sets (or with `null` removes) a spender's limits; its counters stay, as history. */

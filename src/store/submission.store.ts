@@ -1,14 +1,13 @@
 import { sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { DebitPart } from '../domain/credits.ts';
-import type { GenerationKind } from '../domain/model.ts';
-import type { CreditLimit, SpendingLimits, SpendingPlan } from '../domain/spending-limits.ts';
+import type { SpendingLimits, SpendingPlan } from '../domain/spending-limits.ts';
 import { newId } from '../shared/ids.ts';
 import type { NewContentRow } from './content.store.ts';
 import { lockBalances } from './credit.store.ts';
 import type { Queryable } from './database.ts';
 import { executeNamed, prepared } from './prepared.ts';
-import { listSpendingLimits } from './spending.store.ts';
+import { limitsOf, listSpendingLimits } from './spending.store.ts';
 
 /** PostgreSQL's check_violation on `credit_balances.amount >= 0`: a debit met too small a balance. */
 const overdrawn = { code: '23514', constraint: 'credit_balances_amount_check' };
@@ -62,14 +61,7 @@ export async function readFunds(
   const limits = row?.limits ?? null;
   return {
     balances: new Map(row?.balances.map((b) => [b.category, b.amount])),
-    limits:
-      limits === null || spender === null
-        ? undefined
-        : {
-            credits: limits.credits as CreditLimit[],
-            kinds: limits.kinds as GenerationKind[] | null,
-            modelIds: limits.model_ids,
-          },
+    limits: limits === null || spender === null ? undefined : limitsOf(limits),
   };
 }
 
