@@ -174,8 +174,9 @@ export class AccessTokens {
       throw new BearerError('insufficient_scope', `The token lacks the ${this.#o.scope} scope.`);
     if (this.#verified.size >= verifiedSignaturesKept)
       this.#verified.delete(this.#verified.keys().next().value!);
-    // The key set a reload brings is a new object: what the old one passed is checked again.
-    this.#verified.set(digest, { claims, keys: this.#o.keys.jwks });
+    // Filed under the key set read before the check: a reload meanwhile (a key withdrawn)
+    // brings a new object, under which this token is checked again on its next request.
+    this.#verified.set(digest, { claims, keys });
     return claims;
   }
 }
