@@ -86,7 +86,7 @@ export function nameStatementsOn(client: pg.ClientBase): void {
       return query(text, values, ...rest);
     return query({ name, text, values }).catch((error: unknown) => {
       if (!names.replan(text as string, error)) throw error;
-      return query({ name: names.of(text as string), text, values });
+      return query({ name: names.of(text as string), text, values }).catch(inTransaction(error));
     });
   }) as typeof client.query;
 }
@@ -110,7 +110,8 @@ export function prepareStatementsOn(connection: DatabaseConnection): void {
       ready.add(name);
     }
     const values = (query.parameters as string[]).map((value) => pg.escapeLiteral(value));
-    return run<R>(CompiledQuery.raw(`execute ${name}(${values.join(', ')})`));
+    const args = values.length === 0 ? '' : `(${values.join(', ')})`;
+    return run<R>(CompiledQuery.raw(`execute ${name}${args}`));
   };
   connection.executeQuery = async <R>(query: CompiledQuery) => {
     const name = names.of(query.sql);
@@ -120,8 +121,18 @@ export function prepareStatementsOn(connection: DatabaseConnection): void {
       return await execute<R>(query, name);
     } catch (error) {
       if (!names.replan(query.sql, error)) throw error;
-      return execute<R>(query, names.of(query.sql)!);
+      return execute<R>(query, names.of(query.sql)!).catch(inTransaction(error));
     }
+  };
+}
+
+/**
+ * The retry's error, unless it only says that the transaction had failed already (25P02):
+ * then the first error, which says why.
+ */
+function inTransaction(first: unknown): (retry: unknown) => never {
+  return (retry) => {
+    throw (retry as { code?: unknown }).code === '25P02' ? first : retry;
   };
 }
 
@@ -143,7 +154,8 @@ class StatementNames {
 
   /** Whether `error` asks for `sql` to be planned again; if so, it has a new name from now. */
   replan(sql: string, error: unknown): boolean {
-    if ((error as { code?: unknown }).code !== '0A000') return false;
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code !== '0A000' || message !== 'cached plan must not change result type') return false;
     this.#renamed.set(sql, `${statementNames.get(sql)}_${++this.#generation}`);
     return true;
   }

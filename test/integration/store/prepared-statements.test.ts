@@ -42,9 +42,16 @@ describeEachBackend('prepared reads', (backend) => {
     // Planned once: the read is a prepared statement of the connection that ran it.
     const names = await database.db.transaction().execute(async (trx) => {
       await findAccountWithBalances(trx, 'plain');
-      return sql<{ name: string }>`select name from pg_prepared_statements`.execute(trx);
+      return sql<{
+        name: string;
+        statement: string;
+      }>`select name, statement from pg_prepared_statements`.execute(trx);
     });
-    assert.ok(names.rows.some((row) => /^atelier_\d+$/.test(row.name)));
+    assert.ok(
+      names.rows.some(
+        (row) => /^atelier_\d+/.test(row.name) && row.statement.includes('"accounts"."id" = $1'),
+      ),
+    );
   });
 
   it('first used inside a transaction that rolls back, a read still works after it', async () => {
@@ -86,6 +93,24 @@ describeEachBackend('prepared reads', (backend) => {
     const again = await findAccountWithBalances(database.db, 'migrated');
     assert.equal(again?.id, 'migrated');
     assert.equal('note' in (again as object), false);
+  });
+
+  it('inside a transaction, a read whose result changed fails with 0A000, and the next answers', async () => {
+    await addAccount('in-transaction');
+    await Promise.all(
+      Array.from({ length: 5 }, () => findAccountWithBalances(database.db, 'in-transaction')),
+    );
+    await sql`alter table accounts add column remark text`.execute(database.db);
+    try {
+      await assert.rejects(
+        database.db.transaction().execute((trx) => findAccountWithBalances(trx, 'in-transaction')),
+        { code: '0A000' },
+      );
+      const read = await findAccountWithBalances(database.db, 'in-transaction');
+      assert.equal((read as { remark?: unknown }).remark, null);
+    } finally {
+      await sql`alter table accounts drop column remark`.execute(database.db);
+    }
   });
 });
 
