@@ -19,6 +19,7 @@ export async function serve(
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
   const app = await buildApp(config);
   let stopBeside: (() => Promise<void>) | undefined;
+  let firstRun: FirstRun | null;
   try {
     const idp = app.services.identityProvider;
     if (idp !== null && idp.issuer !== config.identity.issuer) {
@@ -29,7 +30,7 @@ export async function serve(
           'See README "The built-in identity provider\'s issuer".',
       );
     }
-    const firstRun =
+    firstRun =
       app.database.backend === 'pglite'
         ? await ensureFirstRun({
             db: app.database.db,
@@ -43,16 +44,19 @@ export async function serve(
     if (app.metricsHttp !== null && metrics.port !== null)
       await app.metricsHttp.listen({ port: metrics.port, host: metrics.host });
     stopBeside = await hooks.listening?.(app);
-    printBanner(config, firstRun);
   } catch (error) {
     await stopBeside?.();
     await app.close();
     throw error;
   }
-  await untilStopped(app.http.log, async () => {
+  // The signals are handled before the banner says "ready": whoever waits for it may stop
+  // this process the moment it reads it.
+  const stopped = untilStopped(app.http.log, async () => {
     await stopBeside?.();
     await app.close();
   });
+  printBanner(config, firstRun);
+  await stopped;
 }
 
 /**
@@ -65,10 +69,11 @@ export async function work(config: Config): Promise<void> {
   const core = await buildCore(config, {}, 'worker');
   const concurrency = Math.max(1, config.workerConcurrency);
   core.startWorkers(log, concurrency);
+  const stopped = untilStopped(log, () => core.close());
   process.stderr.write(
     `Atelier worker running ${concurrency} task slot(s); SIGTERM drains and stops.\n`,
   );
-  await untilStopped(log, () => core.close());
+  await stopped;
 }
 
 /** Resolves once SIGTERM or SIGINT has been handled by `close` (errors are logged). */
