@@ -110,7 +110,11 @@ export interface Core {
 export function databaseLocation(config: Config): DatabaseLocation {
   return config.databaseUrl === undefined
     ? { backend: 'pglite', dataDir: config.dataDir }
-    : { backend: 'postgres', url: config.databaseUrl };
+    : {
+        backend: 'postgres',
+        url: config.databaseUrl,
+        preparedStatements: config.databasePreparedStatements,
+      };
 }
 
 /**

@@ -28,6 +28,8 @@ export interface Config extends DeploymentConfig {
   readonly dataDir: string;
   /** `postgres://…` to use PostgreSQL; absent for the embedded PGlite database. */
   readonly databaseUrl: string | undefined;
+  /** With PostgreSQL: the hot statements run as named prepared statements (store/prepared.ts). */
+  readonly databasePreparedStatements: boolean;
   readonly logLevel: LogLevel;
   /** Models added to (or replacing, by modelId) the built-in catalogue. */
   readonly models: readonly ModelDefinition[];
@@ -234,6 +236,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,
+    databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS === 'true',
     logLevel: values.LOG_LEVEL,
     models: values.MODELS as ModelDefinition[],
     secrets: credentials.secrets,

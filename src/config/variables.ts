@@ -53,6 +53,12 @@ export const variables = {
       .optional(),
     description: '`postgres://…` to use PostgreSQL instead of the embedded PGlite',
   },
+  DATABASE_PREPARED_STATEMENTS: {
+    type: z.enum(['true', 'false']),
+    default: 'true',
+    description:
+      'with `DATABASE_URL`: whether the hottest statements run as named prepared statements; `false` behind a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode)',
+  },
   LOG_LEVEL: {
     type: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     default: 'info',

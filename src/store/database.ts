@@ -32,6 +32,8 @@ export type DatabaseLocation =
       /** How long a query waits for a connection (a new one, or a free one of the pool). */
       readonly connectTimeoutMs?: number;
       readonly onIdleClientError?: (error: Error) => void;
+      /** The hot statements as named prepared statements (store/prepared.ts); default true. */
+      readonly preparedStatements?: boolean;
     };
 
 export interface Database {
@@ -89,7 +91,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     // the pool destroys a client that is no longer queryable when it comes back.
     pool.on('connect', (client) => {
       client.on('error', (error) => location.onIdleClientError?.(error));
-      nameStatementsOn(client);
+      if (location.preparedStatements !== false) nameStatementsOn(client);
     });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return wrap(db, 'postgres', location.url, () => {});

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { findAccountWithBalances } from '../../../src/store/account.store.ts';
-import type { Database } from '../../../src/store/database.ts';
-import { describeEachBackend } from '../../helpers/backends.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { type Database, openDatabase } from '../../../src/store/database.ts';
+import { migrateToLatest } from '../../../src/store/migrator.ts';
+import { describeEachBackend, postgresUrl } from '../../helpers/backends.ts';
+import { createEmptyPostgresDatabase, createTestDatabase } from '../../helpers/database.ts';
 
 // The per-request reads and the queue's statements run as PostgreSQL prepared statements
 // (issue 19): named statements of node-postgres, and on PGlite `PREPARE` and an `EXECUTE` with
@@ -117,3 +118,32 @@ describeEachBackend('prepared reads', (backend) => {
 async function addAccountOn(database: Database, id: string): Promise<void> {
   await sql`insert into accounts (id, alias) values (${id}, ${`alias ${id}`})`.execute(database.db);
 }
+
+// Behind a pooler in transaction mode without prepared-statement support, an operator turns
+// named statements off (DATABASE_PREPARED_STATEMENTS=false): the reads still answer, and no
+// connection keeps a statement of Atelier's.
+describe('prepared reads on PostgreSQL with named statements off', {
+  skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+}, () => {
+  it('answer without leaving a prepared statement on the connection', async () => {
+    const empty = await createEmptyPostgresDatabase();
+    const database = await openDatabase({
+      backend: 'postgres',
+      url: empty.url,
+      poolSize: 1,
+      preparedStatements: false,
+    });
+    try {
+      await migrateToLatest(database.db);
+      await addAccountOn(database, 'unnamed');
+      const names = await database.db.transaction().execute(async (trx) => {
+        assert.equal((await findAccountWithBalances(trx, 'unnamed'))?.id, 'unnamed');
+        return sql<{ name: string }>`select name from pg_prepared_statements`.execute(trx);
+      });
+      assert.deepEqual(names.rows, []);
+    } finally {
+      await database.close();
+      await empty.drop();
+    }
+  });
+});
