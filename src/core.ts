@@ -1,20 +1,9 @@
 import path from 'node:path';
 import { ApiKeyVerifier } from './auth/api-key-verifier.ts';
 import { GraphqlAuthenticator } from './auth/authenticate.ts';
-import { BuiltinIdentityProvider } from './auth/builtin-idp.ts';
-import { OidcIdTokenAuthenticator } from './auth/id-token-authenticator.ts';
-import { IdTokenVerifier } from './auth/id-token-verifier.ts';
-import { remoteIssuerKeys } from './auth/issuer-keys.ts';
-import { AccessTokens } from './auth/oauth/access-tokens.ts';
-import { AuthorizationFlow } from './auth/oauth/authorization-flow.ts';
-import { BrowserSessions } from './auth/oauth/browser-sessions.ts';
-import {
-  ClientMetadataDocuments,
-  type ClientMetadataOptions,
-} from './auth/oauth/client-metadata-documents.ts';
-import { ClientRegistry } from './auth/oauth/clients.ts';
-import { TokenEndpoint } from './auth/oauth/token-endpoint.ts';
-import { SigningKeys } from './auth/signing-keys.ts';
+import type { ClientMetadataOptions } from './auth/oauth/client-metadata-documents.ts';
+import { type OauthServer, openOauthServer } from './auth/oauth/oauth-server.ts';
+import { openSignIn } from './auth/sign-in.ts';
 import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
@@ -82,17 +71,6 @@ export interface CoreOverrides {
   remoteFetch?: RemoteDepsOptions['publicNetwork'];
 }
 
-/** The authorization server for MCP clients, transport-free. */
-export interface OauthServer {
-  readonly clients: ClientRegistry;
-  readonly sessions: BrowserSessions;
-  readonly flow: AuthorizationFlow;
-  readonly tokens: AccessTokens;
-  readonly tokenEndpoint: TokenEndpoint;
-  readonly keys: SigningKeys;
-  readonly idTokens: OidcIdTokenAuthenticator;
-}
-
 /** The wired core without HTTP: what `serve`, `worker` and the operator commands share. */
 export interface Core {
   readonly config: Config;
@@ -147,13 +125,13 @@ function configuredBackends(models: readonly ModelDefinition[]): string[] {
   return [...new Set(urls)];
 }
 
-/** Opens (or adopts) the database, applies migrations and builds every service. */
 /**
  * What the process is: a server records the built-in identity provider's issuer on a new data
  * store; a worker or an operator command only reads it (see BuiltinIdentityProvider.open).
  */
 export type ProcessRole = 'server' | 'worker' | 'command';
 
+/** Opens (or adopts) the database, applies migrations and builds every service. */
 export async function buildCore(
   config: Config,
   overrides: CoreOverrides = {},
@@ -215,34 +193,11 @@ export async function buildCore(
       storage = new LocalMediaStorage(path.join(config.dataDir, 'files'));
     }
     const verifier = new ApiKeyVerifier({ db, clock, changes: credentialEvents });
-    const { identity } = config;
-    const identityProvider = identity.builtin
-      ? await BuiltinIdentityProvider.open({
-          db,
-          clock,
-          proposedIssuer: identity.issuer,
-          audience: identity.audience,
-          publicUrl: config.publicUrl,
-          records: role === 'server',
-        })
-      : null;
-    const idTokens = new OidcIdTokenAuthenticator({
+    const { identityProvider, idTokens } = await openSignIn({
+      config,
       db,
-      createAccounts: identity.createAccounts,
-      verifier: new IdTokenVerifier({
-        // The built-in provider's issuer is the data store's, not this process's PUBLIC_URL/idp.
-        issuer: identityProvider?.issuer ?? identity.issuer,
-        audience: identity.audience,
-        algorithms: identity.algorithms,
-        keys:
-          identityProvider === null
-            ? remoteIssuerKeys({
-                issuer: identity.issuer,
-                jwksUri: identity.jwksUri,
-                cooldownMs: identity.jwksRefreshFloorMs,
-              })
-            : identityProvider.verificationKeys(),
-      }),
+      clock,
+      records: role === 'server',
     });
     const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
     const catalogue = new CatalogueService({ models, cursors });
@@ -272,32 +227,13 @@ export async function buildCore(
       maxElementsPerAccount: 500,
       cursors,
     });
-    // Access tokens live 7 days; a retired key stays published 8.
-    const oauthKeys = await SigningKeys.open(db, 'oauth-signing-keys', 8 * 86_400_000, clock);
-    const { cimdHosts } = config.oauth;
-    const documents =
-      cimdHosts === '*' || cimdHosts.length > 0
-        ? new ClientMetadataDocuments({
-            allowedHosts: cimdHosts,
-            clock,
-            loopbackCa: config.oauth.cimdDevCa?.pem,
-            ...overrides.cimdFetch,
-          })
-        : null;
-    const clients = new ClientRegistry(config.oauth.clients, documents);
-    const sessions = new BrowserSessions(db, { maxAgeMs: config.oauth.sessionMaxAgeMs });
-    const scope = 'mcp:access';
-    const { issuer, resource } = config.oauth;
-    const tokens = new AccessTokens({ db, keys: oauthKeys, issuer, resource, scope, clock });
-    const oauth: OauthServer = {
-      clients,
-      sessions,
-      keys: oauthKeys,
+    const oauth = await openOauthServer({
+      config,
+      db,
+      clock,
       idTokens,
-      tokens,
-      flow: new AuthorizationFlow({ db, clock, clients, sessions, issuer, resource, scope }),
-      tokenEndpoint: new TokenEndpoint({ db, clients, tokens, resource, clock }),
-    };
+      ...(overrides.cimdFetch ? { cimdFetch: overrides.cimdFetch } : {}),
+    });
     const spending = new SpendingLimitService({ db, clock, catalogue });
     const webhookSecrets = new SecretBox(await sharedSecret(db, 'webhook-secrets'));
     const webhooks = new WebhookService({
