@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { Clock } from '../../src/shared/clock.ts';
 
 /** One request a receiver got: its headers and its body as sent. */
 export interface ReceivedWebhook {
@@ -60,3 +62,28 @@ export async function startWebhookReceiver() {
 }
 
 export type WebhookReceiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+/** Standard Webhooks' tolerance for a message's timestamp. */
+const timestampToleranceSeconds = 5 * 60;
+
+/**
+ * The JSON body of a Standard Webhooks request, verified as the `standardwebhooks` library
+ * does (its own signing, every `v1` signature of the header tried), with the timestamp judged
+ * on the sender's clock: Atelier stamps it with its clock port, a test clock years from the
+ * machine's, which `Webhook.verify` would compare with the real time. Throws when it fails.
+ */
+export function verifyWebhook(secret: string, request: ReceivedWebhook, clock: Clock): unknown {
+  const id = request.headers['webhook-id'];
+  const stamp = request.headers['webhook-timestamp'];
+  const signatures = request.headers['webhook-signature'];
+  if (typeof id !== 'string' || typeof stamp !== 'string' || typeof signatures !== 'string') {
+    throw new Error('Missing required headers');
+  }
+  const seconds = Number(stamp);
+  if (Math.abs(clock.now().getTime() / 1000 - seconds) > timestampToleranceSeconds) {
+    throw new Error(`Message timestamp ${stamp} is not within 5 minutes of the sender's clock`);
+  }
+  const expected = new Webhook(secret).sign(id, new Date(seconds * 1000), request.body);
+  if (!signatures.split(' ').includes(expected)) throw new Error('No matching signature found');
+  return JSON.parse(request.body);
+}
