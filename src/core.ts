@@ -269,7 +269,7 @@ export async function buildCore(
       }),
       results: new ResultService({
         db,
-        updates: new TaskUpdates({ db, feed, cursors, clock }),
+        updates: new TaskUpdates({ db, feed, cursors }),
         signer,
         maxRunningPerAccount: config.accountMaxRunningTasks,
         cursors,

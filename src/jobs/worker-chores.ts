@@ -52,8 +52,7 @@ export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
       },
     ),
     chore(eventPruneMs, 'old task events could not be pruned; trying again later', async () => {
-      const cutoff = d.clock.now().getTime() - taskEventRetentionMs - eventPruneMargin;
-      const deleted = await pruneLog(d.db, new Date(cutoff));
+      const deleted = await pruneLog(d.db, taskEventRetentionMs + eventPruneMargin);
       if (deleted > 0) d.log.info({ deleted }, 'old task events pruned');
     }),
     chore(d.pollMs, 'webhooks could not be delivered; trying again shortly', async (signal) => {

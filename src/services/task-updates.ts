@@ -1,5 +1,4 @@
 import type { Actor } from '../domain/actor.ts';
-import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import type { CursorCodec, Cursors } from '../shared/pagination.ts';
 import type { Db } from '../store/database.ts';
@@ -9,6 +8,7 @@ import {
   type LoggedTaskEvent,
   type LogPosition,
   latestTaskEvent,
+  logTime,
   replayLog,
 } from '../store/task-event.store.ts';
 import { findTask } from '../store/task-queue.store.ts';
@@ -31,10 +31,13 @@ export interface TaskUpdatesDeps {
   db: Db;
   feed: TaskEventFeed;
   cursors: Cursors;
-  clock: Clock;
 }
 
-/** A sealed cursor: the event's log position, and when it happened (to refuse expired ones). */
+/**
+ * A sealed cursor: the event's log position, and when it happened (to refuse expired ones).
+ * The time is the database's, as the log's `at` and its pruning are: one clock writes and
+ * judges it, whatever the application's clock says.
+ */
 interface CursorValue {
   x: string;
   s: string;
@@ -58,8 +61,8 @@ export class TaskUpdates {
    * Every task change of the account, from now or after `after` (`myTaskUpdates`). Resolves
    * once listening, so "now" is when the promise settles; `signal` ends it.
    */
-  account(actor: Actor, after: string | null, signal: AbortSignal) {
-    const since = after === null ? null : this.#decode(actor, after);
+  async account(actor: Actor, after: string | null, signal: AbortSignal) {
+    const since = after === null ? null : await this.#decode(actor, after);
     return this.#follow(actor, undefined, since, signal, async () => null);
   }
 
@@ -81,7 +84,7 @@ export class TaskUpdates {
         field: 'taskId',
       });
     }
-    const since = after === null ? null : this.#decode(actor, after);
+    const since = after === null ? null : await this.#decode(actor, after);
     if (since !== null && (await finishedBy(this.#d.db, actor.accountId, taskId, since))) {
       return (async function* () {})();
     }
@@ -89,7 +92,8 @@ export class TaskUpdates {
       const latest = await latestTaskEvent(this.#d.db, actor.accountId, taskId, from);
       if (latest !== undefined) return latest;
       // Older than the log (pruned, or from before it): the row, placed at the join position.
-      return { position: from, at: this.#d.clock.now(), accountId: row.account_id, task: row };
+      const at = await logTime(this.#d.db);
+      return { position: from, at, accountId: row.account_id, task: row };
     });
   }
 
@@ -215,9 +219,9 @@ export class TaskUpdates {
   }
 
   /** The position a cursor holds; 120001 on `after` when it is not one, or has expired. */
-  #decode(actor: Actor, cursor: string): LogPosition {
+  async #decode(actor: Actor, cursor: string): Promise<LogPosition> {
     const value = this.#codec(actor).decode(cursor, isCursorValue);
-    if (this.#d.clock.now().getTime() - value.t > taskEventRetentionMs) {
+    if ((await logTime(this.#d.db)).getTime() - value.t > taskEventRetentionMs) {
       throw new AppError(
         ErrorCode.InvalidInput,
         'after: this cursor is older than the 24 hours of task events kept; reconcile through listContents, then subscribe without after.',

@@ -156,8 +156,20 @@ export async function finishedBy(
   return rows[0]?.found === true;
 }
 
-/** Deletes events older than `before`; returns how many. */
-export async function pruneLog(q: Queryable, before: Date): Promise<number> {
-  const result = await q.deleteFrom('task_events').where('at', '<', before).executeTakeFirst();
+/**
+ * Deletes events older than `olderThanMs` by the database's clock, the one that stamped
+ * them (`at` defaults to `now()`); returns how many.
+ */
+export async function pruneLog(q: Queryable, olderThanMs: number): Promise<number> {
+  const result = await q
+    .deleteFrom('task_events')
+    .where('at', '<', sql<Date>`now() - ${olderThanMs} * interval '1 millisecond'`)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** The database's time: the clock the log's `at` is written on, so the one to judge it by. */
+export async function logTime(q: Queryable): Promise<Date> {
+  const { rows } = await sql<{ now: Date | string }>`SELECT now() AS now`.execute(q);
+  return new Date(rows[0]!.now);
 }
