@@ -231,6 +231,8 @@ const liveTokenWithAccount = prepared(
         'oauth_tokens.account_id',
         'oauth_tokens.client_id',
         'oauth_tokens.scope',
+        'oauth_tokens.revoked_at',
+        'oauth_tokens.expires_at',
         'accounts.status as account_status',
         'accounts.role as account_role',
         'accounts.alias as account_alias',
@@ -244,19 +246,17 @@ const liveTokenWithAccount = prepared(
             .orderBy('category'),
         ).as('balances'),
       )
-      .where('oauth_tokens.jti', '=', jti)
-      .where('oauth_tokens.revoked_at', 'is', null)
-      .where('oauth_tokens.expires_at', '>', sql<Date>`now()`),
+      .where('oauth_tokens.jti', '=', jti),
   'placeholder:jti',
 );
 
 /**
- * The stored token by `jti` if it is live (not revoked, not expired), with its account's
- * status, role and alias (null when the account row is gone) and its balances by category:
+ * The stored token by `jti`, revoked or expired too (the caller judges its expiry on the clock
+ * that stamped it, the application's), with its account's status, role and alias (null when the account row is gone) and its balances by category:
  * everything an MCP request checks, and what `get_account` answers, in one round trip,
  * compiled once ({@link prepared}).
  */
-export async function findLiveTokenWithAccount(q: Queryable, jti: string) {
+export async function findTokenWithAccount(q: Queryable, jti: string) {
   return (await liveTokenWithAccount(q, jti))[0];
 }
 

@@ -4,7 +4,7 @@ import { randomBase62 } from '../../shared/ids.ts';
 import { IntervalGate } from '../../shared/interval-gate.ts';
 import { sha256Hex } from '../../shared/secrets.ts';
 import type { Db, Queryable } from '../../store/database.ts';
-import { findLiveTokenWithAccount, insertToken, touchConnection } from '../../store/oauth.store.ts';
+import { findTokenWithAccount, insertToken, touchConnection } from '../../store/oauth.store.ts';
 import { accountOutcome } from '../authenticate.ts';
 import { lookUpCredential } from '../credentials-unavailable.ts';
 import type { SigningKeys } from '../signing-keys.ts';
@@ -111,9 +111,13 @@ export class AccessTokens {
   async verify(token: string): Promise<McpPrincipal> {
     const claims = await this.#claims(token);
     const { db } = this.#o;
-    const stored = await lookUpCredential(() => findLiveTokenWithAccount(db, String(claims.jti)));
-    if (stored === undefined)
+    const stored = await lookUpCredential(() => findTokenWithAccount(db, String(claims.jti)));
+    // Signed by our keys yet never stored (a database restored from before it): not ours now.
+    if (stored === undefined) throw invalidToken();
+    if (stored.revoked_at !== null)
       throw new BearerError('invalid_token', 'The access token was revoked.');
+    if (new Date(stored.expires_at).getTime() <= this.#o.clock.now().getTime())
+      throw invalidToken();
     const account =
       stored.account_status === null || stored.account_role === null
         ? undefined

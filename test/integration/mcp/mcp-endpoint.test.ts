@@ -358,8 +358,14 @@ describeEachBackend(
       const scopeless = await post({ authorization: `Bearer ${await mint({ scope: 'profile' })}` });
       assert.equal(scopeless.status, 403);
       assert.match(scopeless.headers.get('www-authenticate') ?? '', /error="insufficient_scope"/);
-      // Valid in every claim but never issued (no stored row): refused as well.
-      assert.equal((await post({ authorization: `Bearer ${await mint({})}` })).status, 401);
+      // Valid in every claim but never issued (no stored row): refused as invalid, for it was
+      // never revoked.
+      const unissued = await post({ authorization: `Bearer ${await mint({})}` });
+      assert.equal(unissued.status, 401);
+      const challenge = unissued.headers.get('www-authenticate') ?? '';
+      assert.match(challenge, /error="invalid_token"/);
+      assert.match(challenge, /error_description="The access token is not valid\."/);
+      assert.doesNotMatch(challenge, /revoked/);
     });
 
     it('a revoked connection, a deleted account and a foreign Origin are refused', async () => {
@@ -369,11 +375,9 @@ describeEachBackend(
         query: `mutation { revokeMcpConnection(clientId: "${clientId}") { clientId } }`,
         apiKey: first.apiKey,
       });
-      assert.equal(
-        (await post({ authorization: `Bearer ${first.token}` })).status,
-        401,
-        'revoked: refused on the next request',
-      );
+      const revoked = await post({ authorization: `Bearer ${first.token}` });
+      assert.equal(revoked.status, 401, 'revoked: refused on the next request');
+      assert.match(revoked.headers.get('www-authenticate') ?? '', /The access token was revoked/);
 
       const second = await connected();
       assert.equal(
