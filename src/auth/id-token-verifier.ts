@@ -1,4 +1,5 @@
 import { errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { identityUnavailable } from './issuer-keys.ts';
 
@@ -15,6 +16,11 @@ export interface IdTokenVerifierOptions {
   /** Asymmetric algorithms only: never `none`, never an HMAC keyed with a public key. */
   algorithms: readonly string[];
   keys: JWTVerifyGetKey;
+  /**
+   * The time `exp`, `iat` and `nbf` are judged at: the clock the built-in provider signs with,
+   * so a token is never judged on another clock than the one that stamped it.
+   */
+  clock: Clock;
   /** Tolerated clock skew for `exp`, `iat` and `nbf`. */
   clockToleranceSeconds?: number;
 }
@@ -44,6 +50,7 @@ export class IdTokenVerifier {
         audience: this.#o.audience,
         algorithms: [...this.#o.algorithms],
         clockTolerance: this.#o.clockToleranceSeconds ?? 30,
+        currentDate: this.#o.clock.now(),
         requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
       });
       return {

@@ -42,6 +42,7 @@ export async function openSignIn(o: {
       issuer: identityProvider?.issuer ?? identity.issuer,
       audience: identity.audience,
       algorithms: identity.algorithms,
+      clock,
       keys:
         identityProvider === null
           ? remoteIssuerKeys({

@@ -118,11 +118,29 @@ export async function startTestApp(
   };
 }
 
-/** A clock the test moves by hand. */
+/**
+ * Where every test clock starts unless a test names another instant: a fixed noon UTC years
+ * away from any day the suite runs on.
+ */
+export const testClockStart = Date.parse('2011-03-14T12:00:00Z');
+
+/** How far from the real time a test clock must stay: farther than any lifetime Atelier gives. */
+const farFromToday = 400 * 24 * 3_600_000; // 400 days
+
+/**
+ * A clock the test moves by hand. It never starts near the real date: a test that signed on
+ * one clock and checked on another (the real one) then fails on every run, at once, instead of
+ * passing today and failing an hour later, when the day the clock was fixed at is past.
+ */
 export class TestClock implements Clock {
   #now: number;
 
-  constructor(start = Date.now()) {
+  constructor(start = testClockStart) {
+    if (Math.abs(start - Date.now()) < farFromToday) {
+      throw new Error(
+        `A test clock must start far from today (${new Date(start).toISOString()} is within 400 days of it): pick a fixed instant years away, or leave the default.`,
+      );
+    }
     this.#now = start;
   }
 

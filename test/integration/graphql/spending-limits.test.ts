@@ -55,7 +55,7 @@ describeEachBackend('spending limits of API keys and MCP connections (issue 21)'
   let t: TestApp;
   let owner: SeededAccount;
   // Noon UTC, so a test can move within the day and across midnight on purpose.
-  const clock = new TestClock(Date.parse('2026-11-27T12:00:00Z'));
+  const clock = new TestClock(Date.parse('2011-03-14T12:00:00Z'));
   before(async () => {
     database = await createTestDatabase(backend);
     t = await startTestApp(database, { clock, env: { MODELS: testModels } });
@@ -98,7 +98,7 @@ describeEachBackend('spending limits of API keys and MCP connections (issue 21)'
         credits: 7,
         spent: 0,
         remaining: 7,
-        resetsAt: '2026-11-28T00:00:00.000Z',
+        resetsAt: '2011-03-15T00:00:00.000Z',
       },
     ]);
     await submitOk(t.url, secret, { modelId: 'mdl_test-fast', prompt: 'one' });
@@ -109,7 +109,7 @@ describeEachBackend('spending limits of API keys and MCP connections (issue 21)'
     assert.equal(ext.reason, 'spending_limit');
     assert.equal(ext.available, 1);
     assert.equal(ext.required, 3);
-    assert.equal(ext.resetsAt, '2026-11-28T00:00:00.000Z');
+    assert.equal(ext.resetsAt, '2011-03-15T00:00:00.000Z');
     assert.equal(ext.charged, false);
     assert.equal(await countContents(database, owner.account.id), 2);
     assert.deepEqual(await balances(t.url, owner.apiKey), { standard: 94 });

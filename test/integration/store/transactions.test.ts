@@ -111,12 +111,12 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
 
   it('submissions past a spending limit fail in their own statement, changing nothing', async () => {
     const accountId = await newAccount(database, 100);
-    const day = new Date('2026-11-27T00:00:00Z');
+    const day = new Date('2011-03-14T00:00:00Z');
     const charged = (amount: number): NewSubmission => ({
       ...newSubmission(accountId, [{ category: 'standard', amount }]),
       spending: {
         spender: 'key_limited',
-        at: new Date('2026-11-27T10:00:00Z'),
+        at: new Date('2011-03-14T10:00:00Z'),
         charges: [{ category: 'standard', period: 'day', periodStart: day, amount, cap: 10 }],
       },
     });
