@@ -31,6 +31,7 @@ import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
 import { GenerationService } from './services/generation.service.ts';
 import { LibraryService } from './services/library.service.ts';
+import { ManagementGuard } from './services/management-guard.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
 import { ResultService } from './services/result.service.ts';
@@ -235,12 +236,14 @@ export async function buildCore(
       ...(overrides.cimdFetch ? { cimdFetch: overrides.cimdFetch } : {}),
     });
     const spending = new SpendingLimitService({ db, clock, catalogue });
+    const managers = new ManagementGuard({ db });
     const webhookSecrets = new SecretBox(await sharedSecret(db, 'webhook-secrets'));
     const webhooks = new WebhookService({
       db,
       clock,
       box: webhookSecrets,
       allowLocalhost: config.webhooks.allowLocalhost,
+      managers,
     });
     // Started by the first subscription; closed before the events it listens to.
     const feed = new TaskEventFeed({ db, events });
@@ -249,7 +252,7 @@ export async function buildCore(
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
       accounts: new AccountService({ db, clock, changes: credentialEvents, metrics }),
-      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents, spending }),
+      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents, spending, managers }),
       catalogue,
       library,
       voices,
@@ -285,6 +288,7 @@ export async function buildCore(
       mcpConnections: new McpConnectionService({
         db,
         spending,
+        managers,
         deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
       }),
       webhooks,

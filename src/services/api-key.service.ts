@@ -13,6 +13,7 @@ import {
   revokeApiKey,
 } from '../store/api-key.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
+import { type ManagementGuard, refusal } from './management-guard.ts';
 import type { SpendingLimitService, SpendingLimitsView } from './spending-limit.service.ts';
 
 /** Metadata of a key: what listings show. Never the secret, never its hash. */
@@ -40,27 +41,35 @@ export interface CreateApiKeyInput {
   limits?: SpendingLimits | null | undefined;
 }
 
-/** API keys of an account: created with the secret shown once, listed as metadata, revoked. */
+/**
+ * API keys of an account: created with the secret shown once, listed as metadata, revoked.
+ * Only a caller with the full management right creates keys or sets limits; a limited key
+ * sees its own entry and may revoke itself ({@link ManagementGuard}).
+ */
 export class ApiKeyService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #changes: Pick<CredentialEvents, 'publish'>;
   readonly #spending: SpendingLimitService;
+  readonly #managers: ManagementGuard;
 
   constructor(deps: {
     db: Db;
     clock: Clock;
     changes: Pick<CredentialEvents, 'publish'>;
     spending: SpendingLimitService;
+    managers: ManagementGuard;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#changes = deps.changes;
     this.#spending = deps.spending;
+    this.#managers = deps.managers;
   }
 
   /** A key of the caller's account; with limits, the key and its limits are made together. */
   async create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    await this.#managers.require(actor);
     const limits = input.limits ?? null;
     if (limits === null) return this.issue(actor.accountId, input);
     return this.#db.transaction().execute(async (trx) => {
@@ -97,12 +106,18 @@ export class ApiKeyService {
     return { apiKey: toInfo(row, null), secret: key.secret };
   }
 
+  /** The account's keys; for a limited key, only its own entry. */
   async list(actor: Actor): Promise<ApiKeyInfo[]> {
+    const right = await this.#managers.right(actor);
+    if (right === 'none') throw refusal(right);
     const [rows, limits] = await Promise.all([
       listApiKeys(this.#db, actor.accountId),
       this.#spending.views(actor.accountId),
     ]);
-    return rows.map((row) => toInfo(row, limits.get(row.id) ?? null));
+    const own = ownKeyId(actor);
+    return rows
+      .filter((row) => right === 'full' || row.id === own)
+      .map((row) => toInfo(row, limits.get(row.id) ?? null));
   }
 
   /** Replaces the limits of one of the caller's keys (`null`: none). */
@@ -111,6 +126,7 @@ export class ApiKeyService {
     apiKeyId: string,
     limits: SpendingLimits | null,
   ): Promise<ApiKeyInfo> {
+    await this.#managers.require(actor);
     const key = (await listApiKeys(this.#db, actor.accountId)).find((k) => k.id === apiKeyId);
     if (key === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
     await this.#spending.set(actor, apiKeyId, limits, 'limits');
@@ -119,6 +135,10 @@ export class ApiKeyService {
 
   /** Revokes one of the caller's keys; it stops working on the very next request, on every node. */
   async revoke(actor: Actor, apiKeyId: string): Promise<ApiKeyInfo> {
+    const right = await this.#managers.right(actor);
+    if (right !== 'full' && !(right === 'self' && apiKeyId === ownKeyId(actor))) {
+      throw refusal(right);
+    }
     const row = await revokeApiKey(this.#db, actor.accountId, apiKeyId, this.#clock.now());
     // Another account's key is "not found": its existence is not the caller's business.
     if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
@@ -128,6 +148,11 @@ export class ApiKeyService {
 }
 
 const maxNameLength = 100;
+
+/** The key the caller is using, if it is one. */
+function ownKeyId(actor: Actor): string | null {
+  return actor.credential.kind === 'api_key' ? actor.credential.apiKeyId : null;
+}
 
 function inputProblems(name: string, expiresAt: Date | null, now: Date): FieldProblem[] {
   const problems: FieldProblem[] = [];

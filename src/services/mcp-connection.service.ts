@@ -3,6 +3,7 @@ import { mcpSpender, type SpendingLimits } from '../domain/spending-limits.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
+import type { ManagementGuard } from './management-guard.ts';
 import {
   type McpClientInstruction,
   type McpDeployment,
@@ -24,19 +25,30 @@ export interface McpConnectionView {
   limits: SpendingLimitsView | null;
 }
 
-/** The account's MCP connections (spec §4.1: listed and revoked through GraphQL). */
+/**
+ * The account's MCP connections (spec §4.1: listed and revoked through GraphQL), managed only
+ * by a caller with the full management right ({@link ManagementGuard}).
+ */
 export class McpConnectionService {
   readonly #db: Db;
   readonly #instructions: readonly McpClientInstruction[];
   readonly #spending: SpendingLimitService;
+  readonly #managers: ManagementGuard;
 
-  constructor(deps: { db: Db; deployment: McpDeployment; spending: SpendingLimitService }) {
+  constructor(deps: {
+    db: Db;
+    deployment: McpDeployment;
+    spending: SpendingLimitService;
+    managers: ManagementGuard;
+  }) {
     this.#db = deps.db;
     this.#spending = deps.spending;
+    this.#managers = deps.managers;
     this.#instructions = mcpClientInstructions(deps.deployment);
   }
 
   async list(actor: Actor): Promise<McpConnectionView[]> {
+    await this.#managers.require(actor);
     const [rows, limits] = await Promise.all([
       listConnections(this.#db, actor.accountId),
       this.#spending.views(actor.accountId),
@@ -53,6 +65,7 @@ export class McpConnectionService {
     clientId: string,
     limits: SpendingLimits | null,
   ): Promise<McpConnectionView> {
+    await this.#managers.require(actor);
     const row = (await listConnections(this.#db, actor.accountId)).find(
       (c) => c.client_id === clientId && c.revoked_at === null,
     );
@@ -66,6 +79,7 @@ export class McpConnectionService {
    * token fails on the next request, long before it would expire.
    */
   async revoke(actor: Actor, clientId: string): Promise<McpConnectionView> {
+    await this.#managers.require(actor);
     const revoked = await revokeConnection(this.#db, actor.accountId, clientId);
     if (revoked === undefined) throw notFound();
     // A client connected again starts without the limits of the consent it lost.

@@ -25,6 +25,7 @@ import {
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
 } from '../store/webhook.store.ts';
+import type { ManagementGuard } from './management-guard.ts';
 
 /** An endpoint as its account sees it: never its secret. */
 export interface WebhookEndpointView {
@@ -71,19 +72,29 @@ export interface WebhookEndpointInput {
   creditsLowBelow?: number | undefined;
 }
 
+export interface WebhookServiceDeps {
+  db: Db;
+  clock: Clock;
+  box: SecretBox;
+  allowLocalhost: boolean;
+  managers: ManagementGuard;
+}
+
 /**
  * An account's webhook endpoints (issue 21): created with a signing secret shown once, listed,
  * changed, disabled and enabled, deleted, their secret rotated with a grace period, and their
- * delivery log with replays.
+ * delivery log with replays. Only a caller with the full management right sees or changes
+ * them ({@link ManagementGuard}).
  */
 export class WebhookService {
-  readonly #d: { db: Db; clock: Clock; box: SecretBox; allowLocalhost: boolean };
+  readonly #d: WebhookServiceDeps;
 
-  constructor(deps: { db: Db; clock: Clock; box: SecretBox; allowLocalhost: boolean }) {
+  constructor(deps: WebhookServiceDeps) {
     this.#d = deps;
   }
 
   async list(actor: Actor): Promise<WebhookEndpointView[]> {
+    await this.#d.managers.require(actor);
     return (await listEndpoints(this.#d.db, actor.accountId)).map(toView);
   }
 
@@ -91,6 +102,7 @@ export class WebhookService {
     actor: Actor,
     input: Required<Pick<WebhookEndpointInput, 'url' | 'events'>> & WebhookEndpointInput,
   ): Promise<CreatedWebhookSecret> {
+    await this.#d.managers.require(actor);
     this.#check(input);
     const id = newId('whe');
     const secret = newWebhookSecret();
@@ -112,6 +124,7 @@ export class WebhookService {
     id: string,
     input: WebhookEndpointInput,
   ): Promise<WebhookEndpointView> {
+    await this.#d.managers.require(actor);
     this.#check(input);
     const oneOff = await findOneOffEndpoint(this.#d.db, actor.accountId);
     if (oneOff?.id === id && (input.url !== undefined || input.events !== undefined)) {
@@ -139,6 +152,7 @@ export class WebhookService {
   }
 
   async delete(actor: Actor, id: string): Promise<WebhookEndpointView> {
+    await this.#d.managers.require(actor);
     const row = await deleteEndpoint(this.#d.db, actor.accountId, id);
     if (row === undefined) throw notFound();
     return toView(row);
@@ -149,6 +163,7 @@ export class WebhookService {
    * can switch without losing a delivery.
    */
   async rotateSecret(actor: Actor, id: string): Promise<CreatedWebhookSecret> {
+    await this.#d.managers.require(actor);
     const { db, box, clock } = this.#d;
     const current = await findEndpoint(db, actor.accountId, id);
     if (current === undefined) throw notFound();
@@ -167,6 +182,7 @@ export class WebhookService {
    * the first call, rotated (with the same grace) on the next ones; shown once each time.
    */
   async rotateOneOffSecret(actor: Actor): Promise<CreatedWebhookSecret> {
+    await this.#d.managers.require(actor);
     const existing = await findOneOffEndpoint(this.#d.db, actor.accountId);
     if (existing !== undefined) return this.rotateSecret(actor, existing.id);
     const id = newId('whe');
@@ -186,6 +202,7 @@ export class WebhookService {
 
   /** The one-off endpoint, for its delivery log; null until its secret was made. */
   async oneOffEndpoint(actor: Actor): Promise<WebhookEndpointView | null> {
+    await this.#d.managers.require(actor);
     const row = await findOneOffEndpoint(this.#d.db, actor.accountId);
     return row === undefined ? null : toView(row);
   }
@@ -212,6 +229,7 @@ export class WebhookService {
 
   /** The endpoint's newest deliveries with every attempt: status, latency, what it answered. */
   async deliveries(actor: Actor, endpointId: string, first = 20): Promise<WebhookDeliveryView[]> {
+    await this.#d.managers.require(actor);
     if ((await findEndpoint(this.#d.db, actor.accountId, endpointId)) === undefined)
       throw notFound();
     const limit = Math.min(Math.max(first, 1), 100);
@@ -222,6 +240,7 @@ export class WebhookService {
 
   /** Sends one delivery again (the same `webhook-id`), whatever became of it. */
   async replay(actor: Actor, deliveryId: string): Promise<number> {
+    await this.#d.managers.require(actor);
     const ids = await replayDeliveries(
       this.#d.db,
       actor.accountId,
@@ -235,6 +254,7 @@ export class WebhookService {
 
   /** Sends again every delivery of the endpoint created at or after `since`; how many. */
   async replaySince(actor: Actor, endpointId: string, since: Date): Promise<number> {
+    await this.#d.managers.require(actor);
     if ((await findEndpoint(this.#d.db, actor.accountId, endpointId)) === undefined)
       throw notFound();
     const ids = await replayDeliveries(

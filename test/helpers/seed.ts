@@ -25,3 +25,22 @@ export async function seedAccount(
   }
   return { account, apiKey: key.secret, apiKeyId: key.apiKey.id };
 }
+
+/**
+ * An ID token for the account from the built-in identity provider, as a person signing in gets
+ * one: a sign-in is added for the account, then `POST /idp/sign-in`.
+ */
+export async function idTokenFor(
+  t: { url: string } & { app: Pick<Core, 'services'> },
+  accountId: string,
+): Promise<string> {
+  const who = { email: `owner-${accountId}@example.test`, password: 'an owner password' };
+  await t.app.services.identityProvider!.addUser({ accountId, ...who });
+  const signIn = await fetch(`${t.url}/idp/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(who),
+  });
+  if (signIn.status !== 200) throw new Error(`sign-in failed: ${await signIn.text()}`);
+  return ((await signIn.json()) as { idToken: string }).idToken;
+}
