@@ -5,6 +5,7 @@ import { systemClock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
+import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
 import { openDatabase } from '../store/database.ts';
 import { recordedIdpIssuer } from '../store/idp-issuer.store.ts';
 import { migrateToLatest } from '../store/migrator.ts';
@@ -57,6 +58,8 @@ type Values = ReturnType<
 >['values'];
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // Before anything is written: whatever this process creates is its owner's only.
+  process.umask(ownerOnlyUmask);
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -72,6 +75,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const config = loadConfig({ env: process.env, cwd: process.cwd() });
+    repairDataDirModes(config.dataDir);
     // Loaded here, not at the top: the HTTP stack (Fastify, Mercurius, the schema, MCP) is a
     // third of the start of an operator command that never serves.
     if (command === 'serve') {
@@ -125,6 +129,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return report(error);
   }
+}
+
+/**
+ * A data directory written before its files were kept owner-only (or opened up by hand) is
+ * made so before it is used, and the log says so once: other local users could read the
+ * embedded database, signing keys included, and change it.
+ */
+function repairDataDirModes(dataDir: string): void {
+  const changed = restrictToOwner(dataDir);
+  if (changed === 0) return;
+  console.warn(
+    `WARNING: ${changed} entries under DATA_DIR ${dataDir} were open to other users; they are ` +
+      'now the owner\'s only (directories 0700, files 0600). See README "The data directory" ' +
+      'if other people can log in on this machine.',
+  );
 }
 
 /**

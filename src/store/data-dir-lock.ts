@@ -24,7 +24,8 @@ export interface DataDirLock {
 
 /** Takes the lock of `dataDir` for this process, or throws {@link DataDirInUseError}. */
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  // Owner-only, as everything under it (the umask does the rest; see data-dir-modes.ts).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'atelier.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import { restrictToOwner } from './data-dir-modes.ts';
 import { defaultTemplateRoot, seedFromTemplate } from './pglite-template.ts';
 import { nameStatementsOn, prepareStatementsOn } from './prepared.ts';
 import type { Tables } from './schema.ts';
@@ -130,6 +131,9 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     lock?.release();
     throw error;
   }
+  // PGlite creates some files (the relation cache's pg_internal.init, at each start) under its
+  // own WebAssembly umask of 022, whatever the process's: made the owner's only once it is up.
+  if (location.dataDir !== null) restrictToOwner(path.join(location.dataDir, 'pglite'));
   const db = new Kysely<Tables>({
     dialect: new PGliteDialect({
       pglite,

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atelierCacheDir } from '../config/cache-dir.ts';
 import { systemClock } from '../shared/clock.ts';
+import { restrictToOwner } from './data-dir-modes.ts';
 
 /**
  * A data-directory template for the embedded database: what PGlite's initdb writes (about
@@ -189,6 +190,9 @@ export async function seedFromTemplate(pgdata: string, root: string): Promise<bo
     const skip = path.join(dir, manifestName);
     // cpSync copies natively: about 0.1 s here, where the promise-based cp takes 0.5 s.
     cpSync(dir, copying, { recursive: true, filter: (source) => source !== skip });
+    // A copy keeps the template's modes whatever the umask: the database's files are the
+    // owner's only (their write-ahead log will hold the signing keys).
+    restrictToOwner(copying);
     const copied = listFiles(copying);
     const expected = Object.entries(manifest.files);
     if (

@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { restrictToOwner } from '../../src/store/data-dir-modes.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrator.ts';
 
@@ -15,6 +16,8 @@ export async function migratedDataDir(prefix: string): Promise<string> {
   template ??= makeTemplate();
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   cpSync(await template, dir, { recursive: true });
+  // cpSync makes the directories under this process's umask; a data directory is owner-only.
+  restrictToOwner(dir);
   return dir;
 }
 

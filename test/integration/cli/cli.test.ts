@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { restrictToOwner } from '../../../src/store/data-dir-modes.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier, startServer } from '../../helpers/cli.ts';
 import { createEmptyPostgresDatabase } from '../../helpers/database.ts';
@@ -50,6 +51,7 @@ describe('bin/atelier on the embedded database', () => {
   const migratedDataDir = () => {
     const dir = tempDataDir();
     cpSync(template, dir, { recursive: true });
+    restrictToOwner(dir); // cpSync's directories follow this process's umask, not the source
     return dir;
   };
 
