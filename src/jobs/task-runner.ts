@@ -5,6 +5,7 @@ import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
 import type {
   Engine,
   EngineContext,
+  EngineFailure,
   EngineResult,
   StopReason,
   TaskCheckpoint,
@@ -279,7 +280,7 @@ export class TaskRunner {
       { kind: 'lease', token },
       result.ok
         ? { code: FinishCode.Ok, message: null, media }
-        : { code: result.finishCode, message: result.message },
+        : { code: result.finishCode, message: accountMessage(taskId, result) },
       content.model_id,
     );
     if (finished === undefined) {
@@ -318,4 +319,14 @@ export class TaskRunner {
       this.#o.log.warn({ err: error }, 'task event not published');
     }
   }
+}
+
+/**
+ * The finish message of a failed run. When the operator's log holds more (`detail`, with the
+ * task's id), the account is given that id as the reference to ask the operator about.
+ */
+function accountMessage(taskId: string, failure: EngineFailure): string {
+  return failure.detail === undefined
+    ? failure.message
+    : `${failure.message} Reference for the operator: ${taskId}.`;
 }

@@ -91,3 +91,39 @@ export function cancelTask(url: string, apiKey: string, taskId: string) {
     apiKey,
   });
 }
+
+/**
+ * The two audiences of a model server's failure (issue 30 §3): asserts that the account's
+ * finish message is exactly `accountWords`, its credits refunded, with the task as the
+ * reference, and returns what the operator's log says of that run ("engine run ended",
+ * `detail`): the provider's own words, status and address.
+ */
+export async function failureAudiences(
+  t: {
+    logged(
+      match: (entry: Readonly<Record<string, unknown>>) => boolean,
+    ): Promise<Readonly<Record<string, unknown>>>;
+  },
+  task: { taskId: string; finishMessage: string | null },
+  accountWords: string,
+): Promise<string> {
+  assert.equal(
+    task.finishMessage,
+    `${accountWords} Credits were refunded. Reference for the operator: ${task.taskId}.`,
+  );
+  const ended = await t.logged(
+    (entry) => entry.msg === 'engine run ended' && entry.taskId === task.taskId,
+  );
+  assert.equal(typeof ended.detail, 'string', JSON.stringify(ended));
+  return ended.detail as string;
+}
+
+/** What the account is told of each class of failure, in these words and no others. */
+export const accountWords = {
+  refused: 'The model server refused this input under its content policy.',
+  rejected: 'The model server refused this input.',
+  failed: 'The model server failed.',
+  unreachable: 'The model server could not be reached.',
+  unusable: 'The model server returned a result that could not be used.',
+  interrupted: 'The work was stopped on the model server before it finished.',
+} as const;

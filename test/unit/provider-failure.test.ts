@@ -5,6 +5,7 @@ import {
   providerFailure,
   readProviderError,
   redact,
+  remoteFailure,
 } from '../../src/engines/remote/provider-failure.ts';
 
 const key = 'sk-proj-Abc123Def456Ghi789';
@@ -34,6 +35,27 @@ describe('redacting credentials from what a provider says', () => {
     assert.equal(redact(said, []), 'Invalid token [redacted] (check REPLICATE_API_TOKEN)');
   });
 
+  it('takes out a configured key echoed truncated, upper-cased, base64- or URL-encoded', () => {
+    const secret = 'op3r4t0r-K3y/With+Symbols=';
+    for (const echo of [
+      `The key ${secret.slice(0, 12)}… is malformed`,
+      `THE KEY ${secret.toUpperCase()} IS MALFORMED`,
+      `key=${Buffer.from(secret).toString('base64')}`,
+      `key=${Buffer.from(secret).toString('base64url')}`,
+      `GET /v1?key=${encodeURIComponent(secret)}`,
+      `…${secret.slice(-9)}`,
+    ]) {
+      const out = redact(echo, [secret]);
+      assert.match(out, /\[redacted\]/, echo);
+      for (let i = 0; i + 8 <= secret.length; i++) {
+        assert.ok(
+          !out.toLowerCase().includes(secret.slice(i, i + 8).toLowerCase()),
+          `${echo} → ${out}`,
+        );
+      }
+    }
+  });
+
   it('leaves ordinary text alone', () => {
     assert.equal(
       redact('Rate limit reached for requests', [key]),
@@ -42,8 +64,8 @@ describe('redacting credentials from what a provider says', () => {
   });
 });
 
-describe('a provider error becomes a finish', () => {
-  it('a content-policy refusal is rejected input (4), with the message', async () => {
+describe('a provider error becomes a finish: its class for the account, its words for the log', () => {
+  it('a content-policy refusal is rejected input (4)', async () => {
     for (const error of [
       {
         message: 'Your request was rejected by the safety system.',
@@ -62,13 +84,17 @@ describe('a provider error becomes a finish', () => {
         [key],
       );
       assert.equal(failure.finishCode, FinishCode.RejectedInput);
-      assert.match(failure.message, /safety system/);
+      assert.equal(
+        failure.message,
+        'The model server refused this input under its content policy. Credits were refunded.',
+      );
+      assert.match(failure.detail!, /safety system/);
     }
   });
 
-  it('any other answer is an engine failure (1) naming the status and code, key redacted', async () => {
+  it('any other answer is an engine failure (1); status, code and words go to the log only', async () => {
     const error = {
-      message: `Incorrect API key provided: ${key}.`,
+      message: `Incorrect API key provided: ${key}. Contact gpu-7.corp.internal.`,
       type: 'invalid_request_error',
       code: 'invalid_api_key',
       param: null,
@@ -77,11 +103,29 @@ describe('a provider error becomes a finish', () => {
       key,
     ]);
     assert.equal(failure.finishCode, FinishCode.EngineFailure);
+    assert.equal(failure.message, 'The model server failed. Credits were refunded.');
     assert.match(
-      failure.message,
-      /HTTP 401 \(invalid_api_key\): Incorrect API key provided: \[redacted\]/,
+      failure.detail!,
+      /HTTP 401 \(invalid_api_key\): Incorrect API key provided: \[redacted\]\. Contact gpu-7/,
     );
-    assert.ok(!failure.message.includes(key));
+    assert.ok(!failure.detail!.includes(key));
+  });
+
+  it('every class has its own words, none of them the provider’s', () => {
+    const classes = [
+      'refused',
+      'rejected',
+      'failed',
+      'unreachable',
+      'unusable',
+      'interrupted',
+    ] as const;
+    const messages = classes.map((c) => remoteFailure(c, 'the provider said something').message);
+    assert.equal(new Set(messages).size, classes.length);
+    for (const message of messages) {
+      assert.doesNotMatch(message, /provider said|\.\./);
+      assert.match(message, /Credits were refunded\.$/);
+    }
   });
 
   it('reads a body that is not the envelope: plain text, or nothing', async () => {

@@ -6,7 +6,7 @@ import {
   stopEndsTask,
   wrongKind,
 } from '../engine.ts';
-import { engineFailure } from '../remote/provider-failure.ts';
+import { remoteFailure } from '../remote/provider-failure.ts';
 import { type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { ComfyApi } from './comfyui-api.ts';
 import { checkComfyModel, comfyOptions } from './comfyui-options.ts';
@@ -28,7 +28,7 @@ type ComfyRequest = Extract<EngineRequest, { kind: 'image' | 'video' }>;
  * client id, derived from the task, so an attempt after a lost lease or a crash finds the
  * prompt the first attempt queued (in the history or the queue) and follows it instead of
  * queueing it again. ComfyUI has no content policy of its own: a failing node is an engine
- * failure (code 1) with the node's exception message; a refusal (code 4) is only an input the
+ * failure (code 1), the node and its exception message in the log; a refusal (code 4) is only an input the
  * workflow needs and the request lacks.
  */
 export function comfyuiEngine(deps: RemoteDeps): Engine {
@@ -43,7 +43,7 @@ export function comfyuiEngine(deps: RemoteDeps): Engine {
       try {
         return await runPrompt(deps, request, context);
       } catch (error) {
-        if (error instanceof RemoteOutputError) return engineFailure(sentence(error.message), []);
+        if (error instanceof RemoteOutputError) return remoteFailure('unusable', error.message);
         throw error;
       }
     },
@@ -71,7 +71,7 @@ async function runPrompt(
       if (!filled.ok) return filled;
       const workflow = fillWorkflow(options.workflow, filled.values);
       const submitted = await api.submit(workflow, promptId, clientId, signal);
-      if (!submitted.ok) return engineFailure(sentence(submitted.message), []);
+      if (!submitted.ok) return remoteFailure('failed', submitted.message);
       promptId = submitted.promptId;
       if (promptId !== clientId) await context.checkpoint?.save(promptId);
       state = { at: 'pending' };
@@ -88,13 +88,13 @@ async function runPrompt(
             reportProgress: (progress) => context.reportProgress(progress),
           });
     if (entry === undefined) {
-      return engineFailure(
-        'The prompt left the ComfyUI queue without running (deleted on the server?).',
-        [],
+      return remoteFailure(
+        'interrupted',
+        `Prompt ${promptId} left the ComfyUI queue at ${options.baseUrl} without running (deleted on the server?)`,
       );
     }
     const end = promptEnd(entry);
-    if (!end.ok) return engineFailure(sentence(end.message), []);
+    if (!end.ok) return remoteFailure(end.interrupted ? 'interrupted' : 'failed', end.message);
     const outputs = await fetchOutputs(request, end.files, {
       api,
       deps,
@@ -113,9 +113,4 @@ async function runPrompt(
   } finally {
     socket.close();
   }
-}
-
-/** `text` ending in a full stop, so " Credits were refunded." reads as the next sentence. */
-function sentence(text: string): string {
-  return /[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;
 }

@@ -65,10 +65,7 @@ export function requestHeaders(
   };
 }
 
-/**
- * How a finish message names the model server: the engine and the provider's model name, never
- * `baseUrl` (an internal host is not the account's business; the log has it).
- */
+/** How the log names the model server: the engine and the provider's model name. */
 export function serverLabel(engine: string, o: OpenAiOptions): string {
   return `${engine} (model ${o.model})`;
 }

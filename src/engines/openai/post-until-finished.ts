@@ -8,6 +8,7 @@ import {
   type ProviderError,
   providerFailure,
   readProviderError,
+  remoteFailure,
 } from '../remote/provider-failure.ts';
 import { readPrefix } from '../remote/read-body.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
@@ -55,8 +56,8 @@ export async function postUntilFinished(
 
 /**
  * The failure of a refused request: as {@link providerFailure} says, except that an upstream
- * Atelier's generation refused for its input (finish code 4) is refused here too, not an
- * engine failure (1).
+ * Atelier's generation refused for its input (finish code 4) is refused here too (`rejected`),
+ * not an engine failure (1).
  */
 export function refusalFailure(
   server: string,
@@ -64,8 +65,9 @@ export function refusalFailure(
   secrets: readonly string[],
 ): EngineFailure {
   const failure = providerFailure(server, refusal.error, secrets);
-  return refusal.finishCode === FinishCode.RejectedInput
-    ? { ...failure, finishCode: FinishCode.RejectedInput }
+  return refusal.finishCode === FinishCode.RejectedInput &&
+    failure.finishCode !== FinishCode.RejectedInput
+    ? remoteFailure('rejected', failure.detail ?? '', secrets)
     : failure;
 }
 

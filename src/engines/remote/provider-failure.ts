@@ -2,11 +2,13 @@ import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
 import { readPrefix } from './read-body.ts';
 
-// A provider's refusal becomes a finish the user can read: its own message, with every
-// credential taken out — a provider may echo part of a key ("Incorrect API key provided:
-// sk-abc…"), and finishMessage is shown to the account, stored and logged.
+// Two audiences (issue 30 §3): the account is told the class of a model server's failure — it
+// failed, refused, could not be reached — and that its credits came back; the provider's own
+// words, its status and its address are the operator's, in the log ("engine run ended",
+// `detail`). A provider's error page names internal hosts, and its message may echo the
+// operator's key in any spelling; neither is the account's business.
 
-const longestMessage = 500; // characters kept of a provider's message
+const longestDetail = 2_000; // characters kept of a provider's words for the log
 
 /** Provider error codes that mean "your prompt or image was refused by a content policy". */
 const contentPolicyCodes = new Set([
@@ -24,19 +26,87 @@ export interface ProviderError {
   readonly code: string | null;
 }
 
+/** How a remote engine's run failed, as far as the account is told. */
+export type FailureClass =
+  /** The provider refused the input under its content policy (finish code 4). */
+  | 'refused'
+  /** The provider refused the input for another reason (finish code 4). */
+  | 'rejected'
+  /** The model server answered with an error, or its work failed (1). */
+  | 'failed'
+  /** No answer from the model server (1). */
+  | 'unreachable'
+  /** The model server's result could not be used: missing, too large, not what was asked (1). */
+  | 'unusable'
+  /** The work was stopped on the model server before it finished (1). */
+  | 'interrupted';
+
+const forTheAccount: Record<FailureClass, { finishCode: FinishCode; message: string }> = {
+  refused: {
+    finishCode: FinishCode.RejectedInput,
+    message: 'The model server refused this input under its content policy.',
+  },
+  rejected: {
+    finishCode: FinishCode.RejectedInput,
+    message: 'The model server refused this input.',
+  },
+  failed: { finishCode: FinishCode.EngineFailure, message: 'The model server failed.' },
+  unreachable: {
+    finishCode: FinishCode.EngineFailure,
+    message: 'The model server could not be reached.',
+  },
+  unusable: {
+    finishCode: FinishCode.EngineFailure,
+    message: 'The model server returned a result that could not be used.',
+  },
+  interrupted: {
+    finishCode: FinishCode.EngineFailure,
+    message: 'The work was stopped on the model server before it finished.',
+  },
+};
+
 /**
- * `text` with every secret replaced by `[redacted]`, and with what looks like an API key
- * (OpenAI's `sk-…`, Atelier's `svc_…`, Replicate's `r8_…`, `Bearer …`) masked too: a provider
- * may echo a key shortened or altered.
+ * A remote engine's failure: its class, in the same words for every engine, for the account;
+ * `detail` (secrets taken out, cut to a length) for the operator's log.
+ */
+export function remoteFailure(
+  failure: FailureClass,
+  detail: string,
+  secrets: readonly string[] = [],
+): EngineFailure {
+  const { finishCode, message } = forTheAccount[failure];
+  return {
+    ok: false,
+    finishCode,
+    message: `${message} Credits were refunded.`,
+    detail: redact(detail, secrets).slice(0, longestDetail),
+  };
+}
+
+/**
+ * `text` with every secret taken out, however a provider echoed it: as it is, in any letter
+ * case, URL-encoded, in base64 or base64url, or a piece of any of these of 8 characters or more
+ * (a key shortened to `sk-proj-Abc1…`); and with what looks like an API key (OpenAI's `sk-…`,
+ * Atelier's `svc_…`, Replicate's `r8_…`, `Bearer …`) masked too, configured or not.
  */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  }
-  return out
+  const spellings = secrets
+    .filter((secret) => secret.length >= 4)
+    .flatMap((secret) => [
+      secret,
+      encodeURIComponent(secret),
+      Buffer.from(secret).toString('base64'),
+      Buffer.from(secret).toString('base64url'),
+    ])
+    .map((spelling) => spelling.toLowerCase());
+  const secretPiece = (token: string) => {
+    const lower = token.toLowerCase();
+    return spellings.some((s) => s.includes(lower) || lower.includes(s));
+  };
+  return text
     .replace(/\b(Bearer\s+)[\w.~+/=-]+/gi, '$1[redacted]')
-    .replace(/\b(sk|svc|r8)[-_][\w*.-]{6,}/gi, '[redacted]');
+    .replace(/\b(sk|svc|r8)[-_][\w*.-]{5,}[\w*-]/gi, '[redacted]')
+    .replace(/[\w%+/=~-]{8,}/g, (token) => (secretPiece(token) ? '[redacted]' : token));
 }
 
 /** How much of an error answer is read: the envelope is small; a proxy's HTML page need not be. */
@@ -72,31 +142,18 @@ export function isContentPolicyRefusal(error: ProviderError): boolean {
 }
 
 /**
- * The failure of a task the provider refused: code 4 (rejected input) for a content-policy
- * refusal, 1 (engine failure) for anything else; the provider's message, redacted and cut.
+ * The failure of a task the provider refused: `refused` (4) for a content-policy refusal,
+ * `failed` (1) for anything else; the status, code and message for the log.
  */
 export function providerFailure(
   provider: string,
   error: ProviderError,
   secrets: readonly string[],
 ): EngineFailure {
-  const refused = isContentPolicyRefusal(error);
-  const said = redact(error.message, secrets).slice(0, longestMessage);
-  const code = error.code === null ? '' : ` (${redact(error.code, secrets)})`;
-  return {
-    ok: false,
-    finishCode: refused ? FinishCode.RejectedInput : FinishCode.EngineFailure,
-    message: refused
-      ? `${provider} refused the request under its content policy: ${said}. Credits were refunded.`
-      : `${provider} failed with HTTP ${error.status}${code}: ${said}. Credits were refunded.`,
-  };
-}
-
-/** A failure that is not the provider's answer (unreachable, a bad output), redacted. */
-export function engineFailure(message: string, secrets: readonly string[]): EngineFailure {
-  return {
-    ok: false,
-    finishCode: FinishCode.EngineFailure,
-    message: `${redact(message, secrets).slice(0, longestMessage)} Credits were refunded.`,
-  };
+  const code = error.code === null ? '' : ` (${error.code})`;
+  return remoteFailure(
+    isContentPolicyRefusal(error) ? 'refused' : 'failed',
+    `${provider} answered HTTP ${error.status}${code}: ${error.message}`,
+    secrets,
+  );
 }

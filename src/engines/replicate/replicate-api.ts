@@ -1,10 +1,9 @@
-import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
 import { callProvider } from '../remote/provider-call.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { sendCreate } from './replicate-create-call.ts';
-import { apiFailure, failure } from './replicate-failure.ts';
+import { apiFailure, failure, inputFailure } from './replicate-failure.ts';
 import { uploadName } from './replicate-files.ts';
 import type { ReplicateOptions } from './replicate-options.ts';
 import { type Prediction, readPrediction } from './replicate-prediction.ts';
@@ -88,15 +87,16 @@ export class ReplicateApi {
     form.set('type', type);
     const response = await this.#call(`${this.#options.baseUrl}/files`, 'POST', signal, {}, form);
     if (!response.ok) {
-      const refused = await apiFailure('a file upload', response, [this.#token]);
-      return response.status === 413
-        ? { ...refused, finishCode: FinishCode.RejectedInput }
-        : refused;
+      if (response.status === 413) {
+        await response.body?.cancel();
+        return inputFailure('An input file is larger than the model server accepts.');
+      }
+      return apiFailure('a file upload', response, [this.#token]);
     }
     const body = (await readJson(response)) as { urls?: { get?: unknown } } | null;
     const url = body?.urls?.get;
     if (typeof url !== 'string' || !/^https?:\/\//.test(url)) {
-      return failure('Replicate answered a file upload with no file URL');
+      return failure('failed', 'Replicate answered a file upload with no file URL');
     }
     return { ok: true, url };
   }
@@ -153,7 +153,8 @@ export class ReplicateApi {
   async #read(what: string, response: Response): Promise<PredictionOutcome> {
     if (!response.ok) return apiFailure(what, response, [this.#token]);
     const prediction = readPrediction(await readJson(response), this.#options.baseUrl);
-    if (prediction === null) return failure(`Replicate answered ${what} with no prediction`);
+    if (prediction === null)
+      return failure('failed', `Replicate answered ${what} with no prediction`);
     return { ok: true, prediction };
   }
 }

@@ -1,15 +1,14 @@
 import { FinishCode } from '../../domain/finish-code.ts';
 import type { EngineFailure } from '../engine.ts';
-import { redact } from '../remote/provider-failure.ts';
+import { type FailureClass, remoteFailure } from '../remote/provider-failure.ts';
 import { readBody } from '../remote/read-body.ts';
 import type { Prediction } from './replicate-prediction.ts';
 
 // Replicate reports a model's refusal the way it reports any model failure: `status: "failed"`
 // with free text in `error`, no code (protocol doc, "Errors"). So refusals are told apart by
 // their words — Replicate's Stable Diffusion safety checker says "NSFW content detected", other
-// models "flagged as sensitive" or "E005" — and the raw message is kept for the user.
+// models "flagged as sensitive" or "E005". The account is told the class; the words are logged.
 
-const longestMessage = 500; // characters kept of Replicate's message
 const maxErrorBytes = 64 * 1024; // an error answer read, at most
 const refusalWords =
   /\bnsfw\b|content polic|flagged as sensitive|\bsensitive content\b|\bE005\b|safety (checker|filter|system)/i;
@@ -19,21 +18,21 @@ export function predictionFailure(
   prediction: Prediction,
   secrets: readonly string[],
 ): EngineFailure {
-  const said = redact(prediction.error ?? 'no reason given', secrets).slice(0, longestMessage);
-  if (prediction.status === 'failed' && refusalWords.test(said)) {
-    return {
-      ok: false,
-      finishCode: FinishCode.RejectedInput,
-      message: `Replicate's model refused the request under its content policy: ${said} Credits were refunded.`,
-    };
+  const said = prediction.error ?? 'no reason given';
+  if (prediction.status === 'failed') {
+    const refused = refusalWords.test(said);
+    return failure(
+      refused ? 'refused' : 'failed',
+      `Replicate's prediction ${prediction.id} failed: ${said}`,
+      secrets,
+    );
   }
-  const how =
-    prediction.status === 'failed'
-      ? `failed: ${said}`
-      : prediction.status === 'aborted'
-        ? 'was aborted before it ran (its deadline passed).'
-        : 'was canceled at Replicate.';
-  return failure(`Replicate's prediction ${prediction.id} ${how}`);
+  return failure(
+    'interrupted',
+    prediction.status === 'aborted'
+      ? `Replicate's prediction ${prediction.id} was aborted before it ran (its deadline passed)`
+      : `Replicate's prediction ${prediction.id} was canceled at Replicate`,
+  );
 }
 
 /** An HTTP error answer of Replicate's API (RFC 7807 problem details: `title`, `detail`). */
@@ -53,18 +52,30 @@ export async function apiFailure(
   } catch {
     // not JSON: the text as it came
   }
-  const reason = redact(said || response.statusText || 'no message', secrets);
   return failure(
-    `Replicate answered ${what} with HTTP ${response.status}: ${reason.slice(0, longestMessage)}`,
+    'failed',
+    `Replicate answered ${what} with HTTP ${response.status}: ${said || response.statusText || 'no message'}`,
+    secrets,
   );
 }
 
-/** A failure in Atelier's words (a bad output, an unreachable API), with a refund note. */
-export function failure(message: string, secrets: readonly string[] = []): EngineFailure {
-  const text = redact(message, secrets).slice(0, longestMessage);
+/** A failure of Replicate's side, of a class, with what happened for the log. */
+export function failure(
+  kind: FailureClass,
+  detail: string,
+  secrets: readonly string[] = [],
+): EngineFailure {
+  return remoteFailure(kind, detail, secrets);
+}
+
+/**
+ * An input this model cannot take, in Atelier's own words (no provider text): the account can
+ * act on it, so it is the finish message itself.
+ */
+export function inputFailure(message: string): EngineFailure {
   return {
     ok: false,
-    finishCode: FinishCode.EngineFailure,
-    message: `${/[.!?]$/.test(text) ? text : `${text}.`} Credits were refunded.`,
+    finishCode: FinishCode.RejectedInput,
+    message: `${message} Credits were refunded.`,
   };
 }

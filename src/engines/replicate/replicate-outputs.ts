@@ -35,6 +35,7 @@ export async function collectOutputs(
 ): Promise<EngineResult> {
   if (prediction.dataRemoved) {
     return failure(
+      'unusable',
       `Replicate had already deleted the output of prediction ${prediction.id} (it keeps outputs for an hour)`,
     );
   }
@@ -42,6 +43,7 @@ export async function collectOutputs(
   const wanted = request.kind === 'image' ? request.settings.count : 1;
   if (urls.length < wanted) {
     return failure(
+      'unusable',
       urls.length === 0
         ? `Replicate's prediction ${prediction.id} succeeded without an output file (a safety filter may have removed every result)`
         : `Replicate's prediction ${prediction.id} returned ${urls.length} files, not ${wanted}`,
@@ -64,10 +66,12 @@ export async function collectOutputs(
     signal.throwIfAborted();
     if (deadline.aborted) {
       return failure(
+        'unusable',
         `An output of Replicate was not downloaded within ${options.outputTimeoutMs} ms`,
       );
     }
-    if (error instanceof RemoteOutputError) return failure(`Replicate's output: ${error.message}`);
+    if (error instanceof RemoteOutputError)
+      return failure('unusable', `Replicate's output: ${error.message}`);
     throw error;
   }
   return { ok: true, outputs };

@@ -1,5 +1,4 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { FinishCode } from '../../domain/finish-code.ts';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
 import { RunStopped, stopEndsTask } from '../engine.ts';
 import { ProviderUnreachableError } from '../remote/provider-call.ts';
@@ -7,7 +6,7 @@ import { redact } from '../remote/provider-failure.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
 import { CreateUnanswered } from './replicate-create-call.ts';
-import { failure, predictionFailure } from './replicate-failure.ts';
+import { failure, inputFailure, predictionFailure } from './replicate-failure.ts';
 import { sendableValues } from './replicate-files.ts';
 import { type ReplicateOptions, readOptions } from './replicate-options.ts';
 import { collectOutputs } from './replicate-outputs.ts';
@@ -47,13 +46,19 @@ export function replicateEngine(deps: RemoteDeps): Engine {
     async run(request, context) {
       const read = readOptions(request.kind, request.options);
       if (!read.ok)
-        return failure(`The model's Replicate options are invalid: ${read.problems.join('; ')}`);
+        return failure(
+          'failed',
+          `The model's Replicate options are invalid: ${read.problems.join('; ')}`,
+        );
       const token = deps.secret(read.options.apiKeyEnv);
-      if (token === undefined) return failure(`${read.options.apiKeyEnv} holds no Replicate token`);
+      if (token === undefined)
+        return failure('failed', `${read.options.apiKeyEnv} holds no Replicate token`);
       const result = await runPrediction(deps, read.options, token, request, context);
-      // Every finish message is shown, stored and logged: none may carry the token, whatever
-      // path (Replicate's words, an unreachable API, an output error) wrote it.
-      return result.ok ? result : { ...result, message: redact(result.message, [token]) };
+      // What is logged may not carry the token, whatever path (Replicate's words, an
+      // unreachable API, an output error) wrote it.
+      return result.ok || result.detail === undefined
+        ? result
+        : { ...result, detail: redact(result.detail, [token]) };
     },
   };
 }
@@ -100,7 +105,7 @@ async function start(
 ): Promise<PredictionOutcome> {
   const used = placeholdersIn(options.input);
   const refused = unfillable(request, used);
-  if (refused !== null) return { ...failure(refused), finishCode: FinishCode.RejectedInput };
+  if (refused !== null) return inputFailure(refused);
   let created: PredictionOutcome;
   try {
     const upload = (bytes: Buffer, type: string) => api.upload(bytes, type, context.signal);
@@ -115,7 +120,7 @@ async function start(
     }
   } catch (error) {
     if (error instanceof ProviderUnreachableError || error instanceof CreateUnanswered)
-      return failure(error.message);
+      return failure('unreachable', `${error.message}: ${error.detail}`);
     throw error;
   }
   if (!created.ok) return created;

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, fakeModel, submitOk, waitForTask } from '../../helpers/generation.ts';
-import { remoteImageModel } from '../../helpers/remote-engines.ts';
+import { accountWords, failureAudiences, remoteImageModel } from '../../helpers/remote-engines.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // Review 17, item 9: a second Atelier whose /v1 waits only a second answers a longer generation
@@ -78,7 +78,12 @@ describeEachBackend('openai-* engines chained to an Atelier that answers 160001'
     const submitted = await submitOk(atelier.url, apiKey, image('mdl_remote-refusing'));
     const task = await waitForTask(atelier.url, apiKey, submitted.taskId);
     assert.equal(task.finishCode, FinishCode.RejectedInput, task.finishMessage ?? '');
-    assert.match(task.finishMessage ?? '', /finish code 4: Unreadable\./);
+    const detail = await failureAudiences(atelier, task, accountWords.rejected);
+    assert.match(
+      detail,
+      /finish code 4: Unreadable\./,
+      'the upstream Atelier’s words, for the log',
+    );
     assert.deepEqual(await balances(atelier.url, apiKey), { standard: 100 });
   });
 });

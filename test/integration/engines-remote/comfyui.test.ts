@@ -9,6 +9,7 @@ import { comfyImageModel, posted, promptOf, withComfyApp } from '../../helpers/c
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { invariantViolations } from '../../helpers/invariants.ts';
 import { download, gqlOk } from '../../helpers/media.ts';
+import { accountWords, failureAudiences } from '../../helpers/remote-engines.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import type { ComfyStandin } from '../../helpers/standins/comfyui.ts';
 
@@ -86,14 +87,15 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     assert.deepEqual([done.finishCode, done.progress], [FinishCode.Ok, 1]);
   });
 
-  it('finishes a failing node with code 1 and its message, refunded', async () => {
+  it('finishes a failing node with code 1, its node and message in the log, refunded', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
     comfy.script({ fail: { message: 'Allocation on device sk-live-12345678 failed' } });
     const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_comfy-sdxl', prompt: 'p' });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.EngineFailure);
-    assert.match(task.finishMessage ?? '', /node 3 \(KSampler\): Allocation on device/);
-    assert.doesNotMatch(task.finishMessage ?? '', /sk-live-12345678/, 'key-like text redacted');
+    const detail = await failureAudiences(t, task, accountWords.failed);
+    assert.match(detail, /node 3 \(KSampler\): Allocation on device/);
+    assert.doesNotMatch(detail, /sk-live-12345678/, 'key-like text redacted');
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
   });
 
@@ -119,7 +121,7 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.EngineFailure);
     assert.match(
-      task.finishMessage ?? '',
+      await failureAudiences(t, task, accountWords.unusable),
       /^ComfyUI's output atelier_\d+_\.png: .*larger than 2000 bytes/,
     );
     const media = await database.db

@@ -5,6 +5,7 @@ import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { download, gqlOk, probe, testPicture, testTone, uploadOk } from '../../helpers/media.ts';
+import { accountWords, failureAudiences } from '../../helpers/remote-engines.ts';
 import {
   hostedModels,
   imageModel,
@@ -171,7 +172,10 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
     });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.EngineFailure, task.finishMessage ?? '');
-    assert.match(task.finishMessage ?? '', /made mp3 audio, not the wav asked for/);
+    assert.match(
+      await failureAudiences(t, task, accountWords.unusable),
+      /made mp3 audio, not the wav asked for/,
+    );
     assert.deepEqual(await balances(t.url, apiKey), before);
   });
 
@@ -194,7 +198,7 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
     const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_rep-tiny', prompt: 'big' });
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(task.finishCode, FinishCode.EngineFailure);
-    assert.match(task.finishMessage ?? '', /larger than 100 bytes/);
+    assert.match(await failureAudiences(t, task, accountWords.unusable), /larger than 100 bytes/);
     assert.deepEqual(await balances(t.url, apiKey), before);
   });
 
@@ -206,7 +210,10 @@ describeEachBackend('replicate video, avatar, speech and output limits', (backen
       await hold.reached;
       const task = await waitForTask(t.url, apiKey, taskId);
       assert.equal(task.finishCode, FinishCode.EngineFailure);
-      assert.match(task.finishMessage ?? '', /not downloaded within 300 ms/);
+      assert.match(
+        await failureAudiences(t, task, accountWords.unusable),
+        /not downloaded within 300 ms/,
+      );
       assert.deepEqual(await balances(t.url, apiKey), before);
     } finally {
       hold.release();

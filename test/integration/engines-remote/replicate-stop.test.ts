@@ -10,6 +10,7 @@ import { describeEachBackend } from '../../helpers/backends.ts';
 import { type RunningServer, shortLeaseWorkerEnv, startServer } from '../../helpers/cli.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { gqlOk } from '../../helpers/media.ts';
+import { accountWords, failureAudiences } from '../../helpers/remote-engines.ts';
 import {
   cancelTask,
   hostedModels,
@@ -100,7 +101,10 @@ describeEachBackend('a replicate run stopped', (backend) => {
     const task = await waitForTask(t.url, apiKey, taskId);
     assert.equal(prediction.status, 'aborted');
     assert.equal(task.finishCode, FinishCode.EngineFailure);
-    assert.match(task.finishMessage ?? '', /was aborted before it ran/);
+    assert.match(
+      await failureAudiences(t, task, accountWords.interrupted),
+      /was aborted before it ran/,
+    );
     assert.deepEqual(await balances(t.url, apiKey), before);
   });
 
