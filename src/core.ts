@@ -46,6 +46,7 @@ import { type Clock, systemClock } from './shared/clock.ts';
 import { AppError, ErrorCode } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { Cursors } from './shared/pagination.ts';
+import type { AddressCheckOptions } from './shared/public-fetch.ts';
 import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
@@ -70,6 +71,8 @@ export interface CoreOverrides {
   cimdFetch?: Pick<ClientMetadataOptions, 'ca' | 'resolveHost' | 'dialAddress' | 'maxCached'>;
   /** Tests only: the same for the output URLs remote engines fetch from public hosts. */
   remoteFetch?: RemoteDepsOptions['publicNetwork'];
+  /** Tests only: the same for webhook deliveries. */
+  webhookNetwork?: AddressCheckOptions;
 }
 
 /** The wired core without HTTP: what `serve`, `worker` and the operator commands share. */
@@ -345,6 +348,7 @@ export async function buildCore(
             box: webhookSecrets,
             timeoutMs: config.webhooks.timeoutMs,
             allowLocalhost: config.webhooks.allowLocalhost,
+            ...(overrides.webhookNetwork ? { network: overrides.webhookNetwork } : {}),
           },
         })) {
           closers.push(() => chore.stop());

@@ -2,6 +2,7 @@ import { nextAttemptAt, secretAad, signWebhook } from '../domain/webhooks.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
+import { type AddressCheckOptions, loggedReason } from '../shared/public-fetch.ts';
 import { isLoopbackUrl, type PostAnswer, postPublic } from '../shared/public-post.ts';
 import type { SecretBox } from '../shared/secret-box.ts';
 import type { Db } from '../store/database.ts';
@@ -23,6 +24,8 @@ export interface WebhookDelivererOptions {
   allowLocalhost: boolean;
   /** Deliveries sent at once by this process. */
   batch?: number;
+  /** Tests only: DNS answers and dialled addresses behind the address check. */
+  network?: AddressCheckOptions;
 }
 
 const excerptBytes = 1_024; // 1 KiB of each answer kept in the delivery log
@@ -39,7 +42,7 @@ export class WebhookDeliverer {
   readonly #o: Required<WebhookDelivererOptions>;
 
   constructor(options: WebhookDelivererOptions) {
-    this.#o = { batch: 10, ...options };
+    this.#o = { batch: 10, network: {}, ...options };
   }
 
   /** How long a claimed delivery is this worker's: two deadlines and a margin. */
@@ -64,10 +67,12 @@ export class WebhookDeliverer {
     const started = performance.now();
     let answer: PostAnswer | undefined;
     let error: string | null = null;
+    let logged: string | null = null;
     try {
       if (signal?.aborted) throw new Error('the worker is stopping');
       const url = new URL(delivery.url);
       answer = await postPublic(url, {
+        ...this.#o.network,
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Atelier-Webhooks/1',
@@ -87,7 +92,8 @@ export class WebhookDeliverer {
         loopback: this.#o.allowLocalhost && isLoopbackUrl(url),
       });
     } catch (e) {
-      error = (e as Error).message;
+      error = (e as Error).message; // the account's delivery log: one wording for no public address
+      logged = loggedReason(e);
     }
     const latencyMs = Math.round(performance.now() - started);
     const status = answer?.status ?? null;
@@ -106,7 +112,7 @@ export class WebhookDeliverer {
     const retryAt = nextAttemptAt(delivery.attempts, clock.now());
     const why = error ?? `HTTP ${status}`;
     log.info(
-      { deliveryId: delivery.id, endpointId: delivery.endpoint_id, why },
+      { deliveryId: delivery.id, endpointId: delivery.endpoint_id, why: logged ?? why },
       'webhook delivery failed',
     );
     if (retryAt !== null) {

@@ -3,10 +3,9 @@ import type { UploadService } from '../services/upload.service.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { every, type Periodic } from '../shared/periodic.ts';
-import type { SecretBox } from '../shared/secret-box.ts';
 import type { Db } from '../store/database.ts';
 import { pruneLog } from '../store/task-event.store.ts';
-import { WebhookDeliverer } from './webhook-deliverer.ts';
+import { WebhookDeliverer, type WebhookDelivererOptions } from './webhook-deliverer.ts';
 
 /** How often workers look for expired uploads to complete or forget. */
 const uploadSweepMs = 60_000; // 1 minute
@@ -21,7 +20,7 @@ export interface WorkerChoresDeps {
   uploads: Pick<UploadService, 'sweepExpired'>;
   /** How often due webhook deliveries are looked for (`TASK_POLL_MS`). */
   pollMs: number;
-  webhooks: { box: SecretBox; timeoutMs: number; allowLocalhost: boolean };
+  webhooks: Pick<WebhookDelivererOptions, 'box' | 'timeoutMs' | 'allowLocalhost' | 'network'>;
 }
 
 /**

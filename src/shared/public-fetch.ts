@@ -63,6 +63,27 @@ export function privateAddressProblem(address: string): string | null {
 }
 
 /**
+ * A host that may not be reached from here: it resolves to a special-purpose address, to none
+ * of the family asked for, or not at all. The message is one for all of them, for it is shown
+ * to whoever named the host (anyone, for a client's metadata document): which one it is would
+ * map this server's network (an internal name resolves, another does not). `detail` says which,
+ * for the log.
+ */
+export class NoPublicAddressError extends Error {
+  override readonly name = 'NoPublicAddressError';
+  readonly detail: string;
+  constructor(hostname: string, detail: string) {
+    super(`${hostname} has no public address`);
+    this.detail = detail;
+  }
+}
+
+/** What the log may say of a failed fetch or post: the reason behind a uniform message. */
+export function loggedReason(error: unknown): string {
+  return error instanceof NoPublicAddressError ? error.detail : (error as Error).message;
+}
+
+/**
  * The server answered, and the answer was refused (a status other than 200, too large): what
  * it says is about the server's answer, never about whether a socket could be opened.
  */
@@ -133,20 +154,29 @@ export function checkedLookup(options: AddressCheckOptions): LookupFunction {
   const resolveHost = options.resolveHost ?? resolveWithDns;
   const dial = options.dialAddress ?? ((address: string) => address);
   const addressesOf = async (hostname: string, family: number): Promise<LookupAddress[]> => {
-    const resolved = await resolveHost(hostname);
+    let resolved: readonly LookupAddress[];
+    try {
+      resolved = await resolveHost(hostname);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new NoPublicAddressError(hostname, `${hostname} does not resolve (${code})`);
+    }
     for (const { address } of resolved) {
-      // The range, not the address: a name in this server's own DNS may be internal, and the
-      // error is shown to whoever asked.
       const verdict = classifyAddress(address);
       if (!verdict.public) {
-        throw new Error(`${hostname} resolves to a private address (${verdict.range})`);
+        throw new NoPublicAddressError(
+          hostname,
+          `${hostname} resolves to a private address (${address}: ${verdict.range})`,
+        );
       }
     }
     const usable = resolved
       .filter((a) => family === 0 || a.family === family)
       .map((a) => dial(a.address))
       .map((address) => ({ address, family: isIP(address) }));
-    if (usable.length === 0) throw new Error(`${hostname} has no address`);
+    if (usable.length === 0) {
+      throw new NoPublicAddressError(hostname, `${hostname} has no IPv${family} address`);
+    }
     return usable;
   };
   return (hostname, lookupOptions, callback) => {

@@ -37,6 +37,7 @@ export async function startTestApp(
     env?: Record<string, string>;
     port?: number;
     cimdFetch?: AppOverrides['cimdFetch'];
+    webhookNetwork?: AppOverrides['webhookNetwork'];
     webSocketLimits?: AppOverrides['webSocketLimits'];
     signInPause?: AppOverrides['signInPause'];
   } = {},
@@ -96,6 +97,7 @@ export async function startTestApp(
     logStream,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
+    ...(options.webhookNetwork ? { webhookNetwork: options.webhookNetwork } : {}),
     ...(options.webSocketLimits ? { webSocketLimits: options.webSocketLimits } : {}),
     ...(options.signInPause ? { signInPause: options.signInPause } : {}),
   });

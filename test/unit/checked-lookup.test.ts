@@ -32,7 +32,9 @@ describe('checkedLookup (the CIMD socket lookup)', () => {
   it('keeps to the family net asks for', async () => {
     assert.deepEqual((await ask([v6, v4], { all: true, family: 4 })).address, [v4]);
     assert.deepEqual((await ask([v6, v4], { family: 'IPv6' })).address, v6.address);
-    assert.match(String((await ask([v4], { family: 6 })).error), /has no address/);
+    const { error } = await ask([v4], { family: 6 });
+    assert.match(String(error), /agent\.example has no public address/);
+    assert.equal((error as { detail?: string }).detail, 'agent.example has no IPv6 address');
   });
 
   it('refuses the name when any answer is not public, whatever family was asked', async () => {
@@ -42,7 +44,13 @@ describe('checkedLookup (the CIMD socket lookup)', () => {
       { address: '64:ff9b::a00:1', family: 6 },
     ]) {
       const { error } = await ask([v4, bad], { all: true, family: 4 });
-      assert.match(String(error), /agent\.example resolves to a private address/, bad.address);
+      // One message whatever the reason (it is shown to whoever named the host); the log's
+      // detail says which address and range.
+      assert.match(String(error), /agent\.example has no public address$/, bad.address);
+      assert.match(
+        (error as { detail?: string }).detail ?? '',
+        new RegExp(`resolves to a private address \\(${bad.address.replaceAll('.', '\\.')}: `),
+      );
     }
   });
 });

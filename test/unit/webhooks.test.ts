@@ -64,7 +64,9 @@ describe('webhooks (issue 21)', () => {
         maxBytes: 100,
         resolveHost: async () => [{ address: '10.1.2.3', family: 4 }],
       }),
-      /private address/,
+      (error: Error & { detail?: string }) =>
+        error.message === 'hooks.example.com has no public address' &&
+        /10\.1\.2\.3: private/.test(error.detail ?? ''),
     );
   });
 });

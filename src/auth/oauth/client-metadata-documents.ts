@@ -2,7 +2,11 @@ import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { isLoopbackHostname, loopbackHosts } from '../../shared/loopback.ts';
 import { isPublicHostname } from '../../shared/public-address.ts';
-import { privateAddressProblem, RefusedAnswerError } from '../../shared/public-fetch.ts';
+import {
+  loggedReason,
+  privateAddressProblem,
+  RefusedAnswerError,
+} from '../../shared/public-fetch.ts';
 import { fetchMetadataDocument, type MetadataFetchOptions } from './client-metadata-fetch.ts';
 import type { OAuthClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -75,6 +79,7 @@ export class ClientMetadataDocuments {
         loopback && !(error instanceof RefusedAnswerError)
           ? 'cannot be fetched from this computer (no https server there answered with a certificate from OAUTH_CIMD_DEV_CA)'
           : `cannot be fetched (${message})`,
+        loggedReason(error),
       );
     });
     const client = parseDocument(clientId, body);
@@ -228,8 +233,14 @@ function quote(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 
-function refused(reason: string): OAuthError {
-  return new OAuthError('invalid_client', `The client's metadata document ${reason}.`, false);
+function refused(reason: string, detail?: string): OAuthError {
+  return new OAuthError(
+    'invalid_client',
+    `The client's metadata document ${reason}.`,
+    false,
+    400,
+    detail,
+  );
 }
 
 /** A client_id URL refused before anything is fetched. */

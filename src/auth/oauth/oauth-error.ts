@@ -23,21 +23,27 @@ export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
   readonly redirectable: boolean;
   readonly status: 400 | 403 | 404;
+  /** What the operator's log may say beyond the description (never shown). */
+  readonly detail: string | undefined;
 
   constructor(
     error: OAuthErrorCode,
     description: string,
     redirectable = true,
     status: 400 | 403 | 404 = 400,
+    detail?: string,
   ) {
     super(description);
     this.error = error;
     this.redirectable = redirectable;
     this.status = status;
+    this.detail = detail;
   }
 
   /** The same error, to be shown on Atelier's own page instead of sent to a redirect URI. */
   shown(): OAuthError {
-    return this.redirectable ? new OAuthError(this.error, this.message, false, this.status) : this;
+    return this.redirectable
+      ? new OAuthError(this.error, this.message, false, this.status, this.detail)
+      : this;
   }
 }

@@ -97,6 +97,9 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
     redirect?: { uri: string; state?: string | undefined },
   ) => {
     if (!(error instanceof OAuthError)) throw error;
+    if (error.detail !== undefined) {
+      reply.request.log.info({ error: error.error, detail: error.detail }, 'authorization refused');
+    }
     if (!error.redirectable || redirect === undefined) {
       return noStore(reply)
         .code(error.status)

@@ -4,6 +4,7 @@ import { isPublicHostname } from '../../shared/public-address.ts';
 import {
   type AddressCheckOptions,
   fetchPublic,
+  loggedReason,
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
 import { loadSharp } from '../../shared/sharp.ts';
@@ -92,7 +93,8 @@ async function fetchOutput(
     return { bytes, contentType: headers['content-type'] ?? null };
   } catch (error) {
     o.signal.throwIfAborted();
-    throw new RemoteOutputError(`output could not be fetched (${(error as Error).message})`);
+    // The operator's log: the reason behind a uniform message.
+    throw new RemoteOutputError(`output could not be fetched (${loggedReason(error)})`);
   }
 }
 

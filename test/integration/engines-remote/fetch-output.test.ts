@@ -97,7 +97,7 @@ describe('fetchOutput: where a provider output may come from', () => {
       ['https://metadata/o.png', /metadata is not a public host/],
       [
         `https://inside.provider.example:${cdnPort}/o.png`,
-        /resolves to a private address \(private\)/,
+        /resolves to a private address \(\S+: private\)/,
       ],
       ['file:///etc/passwd', /file: is not https/],
       ['not a url', /not a URL/],

@@ -144,7 +144,7 @@ describe('the OAUTH_CIMD_DEV_CA development switch', () => {
         `https://loopback.agent.example:${host.port}/good.json`,
       );
       assert.equal(res.status, 400);
-      assert.match(await res.text(), /resolves to a private address \(loopback\)/);
+      assert.match(await res.text(), /loopback\.agent\.example has no public address/);
     } finally {
       await resolving.close();
     }
@@ -171,7 +171,7 @@ describe('the OAUTH_CIMD_DEV_CA development switch', () => {
     const plain = await startTestApp(database);
     try {
       for (const [name, reason] of [
-        ['localhost', /localhost resolves to a private address \(loopback\)/],
+        ['localhost', /localhost has no public address/],
         ['127.0.0.1', /points at a private address/],
       ] as const) {
         const res = await startAuthorization(plain, `https://${name}:${host.port}/sdk-client.json`);

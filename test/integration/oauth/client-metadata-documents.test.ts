@@ -119,7 +119,7 @@ describe('Client ID Metadata Documents', () => {
       const before = host.hits.get('/good.json') ?? 0;
       const res = await start(strict, `${host.base}/good.json`);
       assert.equal(res.status, 400);
-      assert.match(await res.text(), /private address/);
+      assert.match(await res.text(), /localhost has no public address/);
       assert.equal(host.hits.get('/good.json') ?? 0, before, 'no request reached the host');
       for (const literal of [
         'https://127.0.0.1/client.json',
