@@ -98,7 +98,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       printJson({ applied: await migrate(config) });
       return 0;
     }
-    if (operatorCommands[command] === undefined)
+    if (operatorCommand(command) === undefined)
       throw new UsageError(`Unknown command "${command}".`);
     // Read here, before the database is opened: a running server may be the one to use it.
     const password =
@@ -152,7 +152,7 @@ function repairDataDirModes(dataDir: string): void {
  * message, a stack) is not the answer (DESIGN.md rule 6); the code is what scripts switch on.
  */
 async function runOperatorCommand(core: Core, request: ControlRequest): Promise<unknown> {
-  const run = operatorCommands[request.command];
+  const run = operatorCommand(request.command);
   if (run === undefined) throw new UsageError(`Unknown command "${request.command}".`);
   try {
     return await run(core, request.values as Values, request.password);
@@ -188,6 +188,21 @@ function resultOf(answer: ControlAnswer): unknown {
   if (error.kind === 'config') throw new ConfigError(error.problems);
   throw new UsageError(error.message);
 }
+
+/**
+ * The command of that name among the table's own entries: `constructor`, `__proto__` or
+ * `toString` are names an object inherits, not commands (`constructor` once printed the whole
+ * core, the database URL included).
+ */
+function operatorCommand(name: string): OperatorCommand | undefined {
+  return Object.hasOwn(operatorCommands, name) ? operatorCommands[name] : undefined;
+}
+
+type OperatorCommand = (
+  core: Core,
+  values: Values,
+  password: string | undefined,
+) => Promise<unknown>;
 
 const operatorCommands: Record<
   string,

@@ -217,6 +217,17 @@ describe('bin/atelier on the embedded database', () => {
     }
   });
 
+  it('names every object inherits are unknown commands, and print nothing of the server', async () => {
+    const env = { DATA_DIR: migratedDataDir() };
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf']) {
+      const run = await atelier([name], env);
+      assert.equal(run.code, 2, `${name}: ${run.stdout}${run.stderr}`);
+      assert.equal(run.stdout, '', name);
+      assert.match(run.stderr, new RegExp(`^Unknown command "${name}"\\.`), name);
+      assert.doesNotMatch(run.stderr, /dataDir|publicUrl|pglite/, name);
+    }
+  });
+
   it('bad input is refused with a clear message and changes nothing', async () => {
     const env = { DATA_DIR: migratedDataDir() };
     const bad = await atelier(

@@ -130,6 +130,17 @@ describe('operator commands while serve runs on the embedded database', () => {
     ) as { ok: boolean; error: { message: string } };
     assert.equal(unknown.ok, false);
     assert.match(unknown.error.message, /Unknown command "serve"/);
+    // Names every object inherits are not commands (issue 30 §3: `constructor` printed the core).
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const answer = await rawRequest(
+        dataDir,
+        `${JSON.stringify({ command: name, values: {} })}\n`,
+      );
+      const parsed = JSON.parse(answer) as { ok: boolean; error: { message: string } };
+      assert.equal(parsed.ok, false, answer);
+      assert.match(parsed.error.message, new RegExp(`Unknown command "${name}"`), answer);
+      assert.doesNotMatch(answer, /postgres:|databaseUrl|dataDir/);
+    }
     const huge = JSON.parse(await rawRequest(dataDir, 'x'.repeat(100_000))) as { ok: boolean };
     assert.equal(huge.ok, false);
     assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
