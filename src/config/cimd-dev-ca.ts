@@ -18,7 +18,6 @@ export interface CimdDevCa {
 interface Values {
   readonly OAUTH_CIMD_DEV_CA?: string | undefined;
   readonly OAUTH_CIMD_HOSTS: string;
-  readonly NODE_ENV?: string | undefined;
 }
 
 /**
@@ -26,14 +25,19 @@ interface Values {
  * would open a production server to documents on its own machine, adds a problem instead
  * (listed with every other one, as config-file.ts does).
  */
-export function readCimdDevCa(values: Values, cwd: string, problems: string[]): CimdDevCa | null {
+export function readCimdDevCa(
+  values: Values,
+  production: boolean,
+  cwd: string,
+  problems: string[],
+): CimdDevCa | null {
   const given = values.OAUTH_CIMD_DEV_CA;
   if (given === undefined) return null;
   const problem = (text: string) => {
     problems.push(`OAUTH_CIMD_DEV_CA: ${text}`);
     return null;
   };
-  if (values.NODE_ENV === 'production') {
+  if (production) {
     return problem(
       'refused with NODE_ENV=production: it is a development switch that lets metadata documents come from this computer; unset it',
     );

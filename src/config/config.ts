@@ -5,6 +5,7 @@ import { type CimdDevCa, readCimdDevCa } from './cimd-dev-ca.ts';
 import { readConfigFile } from './config-file.ts';
 import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './deployment.ts';
 import { modelCredentials } from './model-credentials.ts';
+import { readNodeEnv } from './node-env.ts';
 import type { QueryLimits } from './query-limits.ts';
 import { defaultsOf, shapeOf, type Variable } from './variable.ts';
 import { variables } from './variables.ts';
@@ -205,16 +206,14 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
   }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
-  if (
-    parsed.success &&
-    parsed.data.WEBHOOK_ALLOW_LOCALHOST === 'true' &&
-    parsed.data.NODE_ENV === 'production'
-  ) {
+  const nodeEnv = readNodeEnv(parsed.success ? parsed.data.NODE_ENV : undefined);
+  const production = nodeEnv.environment === 'production';
+  if (parsed.success && parsed.data.WEBHOOK_ALLOW_LOCALHOST === 'true' && production) {
     problems.push(
       'WEBHOOK_ALLOW_LOCALHOST: refused with NODE_ENV=production: it is a development switch that sends webhooks to this computer; unset it',
     );
   }
-  const cimdDevCa = parsed.success ? readCimdDevCa(parsed.data, cwd, problems) : null;
+  const cimdDevCa = parsed.success ? readCimdDevCa(parsed.data, production, cwd, problems) : null;
   // MODELS on its own, so a missing credential is listed even when another variable is wrong.
   const models = variables.MODELS.type.safeParse(raw.MODELS);
   const credentials = models.success
@@ -261,8 +260,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       maxTokens: values.GRAPHQL_MAX_TOKENS,
       maxLength: values.GRAPHQL_MAX_LENGTH,
       // On by default in development; off in production unless asked for.
-      introspection:
-        (values.GRAPHQL_INTROSPECTION ?? String(values.NODE_ENV !== 'production')) === 'true',
+      introspection: (values.GRAPHQL_INTROSPECTION ?? String(!production)) === 'true',
     },
     maxBodyBytes: values.MAX_BODY_BYTES,
     uploads: {
@@ -299,7 +297,11 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     },
     warnings: [],
   };
-  return deepFreeze({ ...config, warnings: unsafeDefaults(config) });
+  const warnings = [
+    ...unsafeDefaults(config),
+    ...(nodeEnv.warning === null ? [] : [nodeEnv.warning]),
+  ];
+  return deepFreeze({ ...config, warnings });
 }
 
 function deepFreeze<T>(value: T): T {

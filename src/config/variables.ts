@@ -72,7 +72,7 @@ export const variables = {
   NODE_ENV: {
     type: z.string().optional(),
     description:
-      '`production` turns `GRAPHQL_INTROSPECTION` off unless it is set, and refuses `OAUTH_CIMD_DEV_CA`',
+      '`production` (any letter case) turns `GRAPHQL_INTROSPECTION` off unless it is set, and refuses `OAUTH_CIMD_DEV_CA` and `WEBHOOK_ALLOW_LOCALHOST`; unset is development; a value other than `production`, `development` or `test` counts as `production`, with a warning',
   },
   MODELS: {
     type: modelsSchema,

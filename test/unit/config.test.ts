@@ -220,6 +220,36 @@ describe('configuration', () => {
   });
 });
 
+describe('NODE_ENV (issue 30 §3)', () => {
+  it('is read in any letter case; an unknown value is production, with a warning', () => {
+    for (const [value, production, warned] of [
+      [undefined, false, false],
+      ['', false, false],
+      ['development', false, false],
+      ['Development', false, false],
+      ['test', false, false],
+      ['production', true, false],
+      ['Production', true, false],
+      [' PRODUCTION ', true, false],
+      ['prod', true, true],
+      ['staging', true, true],
+    ] as const) {
+      const env = value === undefined ? {} : { NODE_ENV: value };
+      const config = loadConfig({ env, cwd: process.cwd() });
+      assert.equal(config.graphqlLimits.introspection, !production, String(value));
+      assert.equal(
+        config.warnings.some((w) => w.startsWith(`NODE_ENV=${value} is not production`)),
+        warned,
+        String(value),
+      );
+      const refused = () =>
+        loadConfig({ env: { ...env, WEBHOOK_ALLOW_LOCALHOST: 'true' }, cwd: process.cwd() });
+      if (production) assert.throws(refused, /WEBHOOK_ALLOW_LOCALHOST: refused/, String(value));
+      else assert.equal(refused().webhooks.allowLocalhost, true, String(value));
+    }
+  });
+});
+
 function captureConfigError(env: Record<string, string>): ConfigError {
   try {
     loadConfig({ env, cwd });

@@ -149,6 +149,12 @@ describe('introspection in production', () => {
     try {
       for (const [env, answered] of [
         [{ NODE_ENV: 'production' }, false],
+        // Issue 30 §3: the letter case does not matter, and a value Atelier does not know
+        // (a typo, `staging`) is production, never development.
+        [{ NODE_ENV: 'Production' }, false],
+        [{ NODE_ENV: ' PRODUCTION ' }, false],
+        [{ NODE_ENV: 'staging' }, false],
+        [{ NODE_ENV: 'Development' }, true],
         [{ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }, true],
       ] as const) {
         const t = await startTestApp(database, { env: { WORKER_CONCURRENCY: '0', ...env } });
