@@ -75,3 +75,39 @@ describe('binding models to engines', () => {
     );
   });
 });
+
+describe('openai-images options against the model family (issue 30 §4)', () => {
+  const imageModel = (
+    model: string,
+    engineOptions: Record<string, unknown>,
+    formats = ['png'],
+  ) => ({
+    ...sketch,
+    modelId: `mdl_${model}`,
+    engine: 'openai-images',
+    engineOptions: { baseUrl: 'https://api.openai.com/v1', model, ...engineOptions },
+    capabilities: { ...sketch.capabilities, maxElements: 0, formats },
+  });
+
+  it('takes the README’s gpt-image-1 model and dall-e models with no extra option', () => {
+    const models = [
+      imageModel('gpt-image-1', {}, ['png', 'jpeg', 'webp']),
+      imageModel('dall-e-3', {}),
+      imageModel('local-sd', {}, ['png', 'jpeg']),
+    ];
+    assert.deepEqual(bindingProblems(models as never, engines), []);
+  });
+
+  it('refuses at start what OpenAI would refuse on every task', () => {
+    const models = [
+      imageModel('gpt-image-1', { responseFormat: 'b64_json' }),
+      imageModel('dall-e-2', { outputFormat: true }),
+      imageModel('dall-e-3', {}, ['png', 'jpeg']),
+    ];
+    assert.deepEqual(bindingProblems(models as never, engines), [
+      'mdl_gpt-image-1: gpt-image-1 answers base64 and refuses response_format: leave engineOptions.responseFormat out',
+      'mdl_dall-e-2: dall-e-2 has no output_format: leave engineOptions.outputFormat out',
+      'mdl_dall-e-3: dall-e-3 answers PNG only: capabilities.formats must be ["png"]',
+    ]);
+  });
+});

@@ -18,12 +18,27 @@ const name = 'openai-images';
 export const maxAnswerBytes = 200 * 1024 * 1024; // 200 MiB
 
 /**
+ * Which of OpenAI's image APIs a model speaks, by its name (OpenAI's API document): GPT image
+ * models take `output_format`, always answer base64 and refuse `response_format` (400
+ * `unknown_parameter`); dall-e models take `response_format`, answer PNG and know no
+ * `output_format`. Another server that copies the API (LocalAI, Atelier's own `/v1`) is sent
+ * both, as such servers take or ignore each.
+ */
+export type ImageApi = 'gpt-image' | 'dall-e' | 'other';
+
+export function imageApiOf(model: string): ImageApi {
+  if (/^(gpt-image|chatgpt-image)/.test(model)) return 'gpt-image';
+  if (/^dall-e/.test(model)) return 'dall-e';
+  return 'other';
+}
+
+/**
  * `openai-images`: `POST {baseUrl}/images/generations` of OpenAI and the servers that copy its
  * API (LocalAI, Atelier's own `/v1`…). Sent: model, prompt (the negative prompt appended as
- * "Avoid: …", the API having no field for it, unless `negativePrompt: "drop"`), n, size, and,
- * unless switched off, `response_format` (`responseFormat`, default b64_json; null sends none)
- * and `output_format` (`outputFormat: false` for dall-e), `quality` when set. The seed is not
- * sent: the API takes none.
+ * "Avoid: …", the API having no field for it, unless `negativePrompt: "drop"`), n, size,
+ * `quality` when set, and, as the model's API takes them ({@link imageApiOf}),
+ * `response_format` (`responseFormat`, default b64_json; null sends none) and `output_format`
+ * (`outputFormat: false` sends none). The seed is not sent: the API takes none.
  */
 export function openaiImagesEngine(deps: RemoteDeps): Engine {
   return {
@@ -86,14 +101,21 @@ function requestBody(
     settings.negativePrompt !== null && options.negativePrompt !== 'drop'
       ? `\n\nAvoid: ${settings.negativePrompt}`
       : '';
-  const responseFormat = options.responseFormat === undefined ? 'b64_json' : options.responseFormat;
+  const api = imageApiOf(model);
+  const responseFormat =
+    options.responseFormat === undefined
+      ? api === 'gpt-image'
+        ? null
+        : 'b64_json'
+      : options.responseFormat;
+  const outputFormat = options.outputFormat ?? api !== 'dall-e';
   return {
     model,
     prompt: `${settings.prompt}${avoid}`,
     n: settings.count,
     size: `${settings.width}x${settings.height}`,
     ...(responseFormat === null ? {} : { response_format: responseFormat }),
-    ...(options.outputFormat === false ? {} : { output_format: settings.format }),
+    ...(outputFormat === false ? {} : { output_format: settings.format }),
     ...(typeof options.quality === 'string' ? { quality: options.quality } : {}),
   };
 }
@@ -107,6 +129,25 @@ function imageOptionProblems(model: ModelDefinition): string[] {
   }
   if (options.outputFormat !== undefined && typeof options.outputFormat !== 'boolean') {
     problems.push('engineOptions.outputFormat must be true or false (send output_format or not)');
+  }
+  // What OpenAI refuses, refused at start rather than on every task.
+  const api = typeof options.model === 'string' ? imageApiOf(options.model) : 'other';
+  if (api === 'gpt-image' && format !== undefined && format !== null) {
+    problems.push(
+      `${String(options.model)} answers base64 and refuses response_format: leave engineOptions.responseFormat out`,
+    );
+  }
+  if (api === 'dall-e') {
+    if (options.outputFormat === true) {
+      problems.push(
+        `${String(options.model)} has no output_format: leave engineOptions.outputFormat out`,
+      );
+    }
+    if (model.kind === 'image' && model.capabilities.formats.some((f) => f !== 'png')) {
+      problems.push(
+        `${String(options.model)} answers PNG only: capabilities.formats must be ["png"]`,
+      );
+    }
   }
   if (
     options.negativePrompt !== undefined &&

@@ -19,7 +19,7 @@ export class OpenAiStandin {
   readonly server: StandinServer;
   readonly apiKey: string;
   /** Replaces the bytes of every image answered, when set. */
-  images: ((width: number, height: number) => Promise<Buffer>) | null = null;
+  images: ((width: number, height: number, format: string) => Promise<Buffer>) | null = null;
   readonly #files = new Map<string, Buffer>();
 
   constructor(apiKey: string) {
@@ -82,13 +82,29 @@ export class OpenAiStandin {
         'moderation_blocked',
       );
     }
+    // As OpenAI's API document has it: GPT image models always answer base64 and take
+    // output_format, refusing response_format; dall-e models take response_format (url by
+    // default), answer PNG, and know no output_format.
+    const gptImage = /^(gpt-image|chatgpt-image)/.test(String(body.model));
+    const unknown = gptImage ? 'response_format' : 'output_format';
+    if (body[unknown] !== undefined) {
+      return sendJson(res, 400, {
+        error: {
+          message: `Unknown parameter: '${unknown}'.`,
+          type: 'invalid_request_error',
+          param: unknown,
+          code: 'unknown_parameter',
+        },
+      });
+    }
     const [width, height] = String(body.size ?? '1024x1024')
       .split('x')
       .map(Number) as [number, number];
     const data = [];
     for (let i = 0; i < Number(body.n ?? 1); i++) {
-      const bytes = await (this.images ?? tile)(width, height);
-      if (body.response_format === 'url') {
+      const format = gptImage ? String(body.output_format ?? 'png') : 'png';
+      const bytes = await (this.images ?? tile)(width, height, format);
+      if (!gptImage && body.response_format !== 'b64_json') {
         const path = `/files/${randomUUID()}.png`;
         this.#files.set(path, bytes);
         data.push({ url: `${this.server.url}${path}` });
@@ -96,13 +112,17 @@ export class OpenAiStandin {
         data.push({ b64_json: bytes.toString('base64') });
       }
     }
-    sendJson(res, 200, { created: 1_762_070_400, data, output_format: 'png', size: body.size });
+    sendJson(res, 200, {
+      created: 1_762_070_400,
+      data,
+      ...(gptImage ? { output_format: body.output_format ?? 'png', size: body.size } : {}),
+    });
   }
 }
 
-function tile(width: number, height: number): Promise<Buffer> {
+function tile(width: number, height: number, format: string): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: '#3366aa' } })
-    .png()
+    .toFormat(format as 'png' | 'jpeg' | 'webp')
     .toBuffer();
 }
 

@@ -35,6 +35,11 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     database = await createTestDatabase(backend);
     const v1 = standin.baseUrl;
     nowhere = `http://127.0.0.1:${await freePort()}/v1`; // nothing listens there
+    // dall-e answers PNG only: its models offer no other format.
+    const dallE = (modelId: string, options: Record<string, unknown>) => {
+      const model = remoteImageModel(modelId, v1, 'dall-e-2', options);
+      return { ...model, capabilities: { ...model.capabilities, formats: ['png'] } };
+    };
     const badKey = {
       ...remoteImageModel('mdl_oa-bad-key', v1, 'gpt-image-1'),
       engineOptions: { baseUrl: v1, model: 'gpt-image-1', apiKeyEnv: 'OTHER_KEY' },
@@ -45,10 +50,8 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
         OTHER_KEY: 'sk-wrong-9876543210zyxwvu',
         MODELS: JSON.stringify([
           remoteImageModel('mdl_oa-image', v1, 'gpt-image-1', { maxAttempts: 3 }),
-          remoteImageModel('mdl_oa-url', v1, 'dall-e-2', {
-            responseFormat: 'url',
-            maxOutputBytes: 200,
-          }),
+          dallE('mdl_oa-url', { responseFormat: 'url', maxOutputBytes: 200 }),
+          dallE('mdl_oa-dall-e', {}),
           badKey,
           // Two images of up to 100 MiB: 267 MiB of base64, over the fixed cap of the answer.
           remoteImageModel('mdl_oa-nowhere', nowhere, 'gpt-image-1', { maxAttempts: 1 }),
@@ -73,6 +76,41 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     const task = await waitForTask(t.url, apiKey, submitted.taskId);
     return { apiKey, submitted, task, content: await content(t.url, apiKey, submitted.contentId) };
   };
+
+  it('speaks each model family’s API as OpenAI documents it, with no extra option', async () => {
+    // GPT image models: output_format, never response_format (OpenAI answers 400
+    // unknown_parameter to it); the README's gpt-image-1 model works as written.
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const jpeg = await submitOk(t.url, apiKey, {
+      modelId: 'mdl_oa-image',
+      prompt: 'a jpeg',
+      width: 512,
+      height: 512,
+      format: 'jpeg',
+    });
+    const gpt = await waitForTask(t.url, apiKey, jpeg.taskId);
+    assert.equal(gpt.finishCode, FinishCode.Ok, gpt.finishMessage ?? '');
+    const done = await content(t.url, apiKey, jpeg.contentId);
+    assert.equal(done.media[0]!.mimeType, 'image/jpeg');
+    const [sent] = standin
+      .calls('/images/generations')
+      .filter((r) => (r.json as { prompt: string }).prompt === 'a jpeg');
+    assert.equal((sent!.json as Record<string, unknown>).output_format, 'jpeg');
+    assert.equal('response_format' in (sent!.json as object), false);
+    // dall-e: response_format (b64_json unless the model says url), never output_format.
+    const dall = await image('mdl_oa-dall-e', 'a dall-e picture');
+    assert.equal(dall.task.finishCode, FinishCode.Ok, dall.task.finishMessage ?? '');
+    const [toDallE] = standin
+      .calls('/images/generations')
+      .filter((r) => (r.json as { prompt: string }).prompt === 'a dall-e picture');
+    assert.deepEqual(toDallE!.json, {
+      model: 'dall-e-2',
+      prompt: 'a dall-e picture',
+      n: 1,
+      size: '512x512',
+      response_format: 'b64_json',
+    });
+  });
 
   it('sends the key as a bearer token and waits out a 429 with Retry-After', async () => {
     standin.server.failNext(
@@ -99,7 +137,6 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
         prompt: 'throttled',
         n: 1,
         size: '512x512',
-        response_format: 'b64_json',
         output_format: 'png',
       });
     }
