@@ -4,6 +4,14 @@ import { imageParamNames, imageRequest } from './image-request.ts';
 import { actorOf, idempotencyKeyOf, type OpenAiContext } from './openai-context.ts';
 
 /**
+ * The values OpenAI's API document allows for the answer's optional `size` and
+ * `output_format`: clients generated from it with strict enums fail to decode any other, so
+ * another size (Atelier's models offer many) or format leaves the field out.
+ */
+const answerSizes = new Set(['1024x1024', '1024x1536', '1536x1024']);
+const answerFormats = new Set(['png', 'webp', 'jpeg']);
+
+/**
  * `POST /v1/images/generations`: one image generation, answered with its images once it has
  * finished, as `url` (a signed download URL, valid `MEDIA_URL_TTL_SECONDS`) or `b64_json`.
  */
@@ -24,11 +32,12 @@ export function imageRoute(app: FastifyInstance, { services, waitMs, fail }: Ope
         );
       }
       const settings = content.input as { width?: number; height?: number; format?: string };
+      const size = `${settings.width}x${settings.height}`;
       return {
         created: Math.floor(content.createdAt.getTime() / 1000),
         data,
-        output_format: settings.format,
-        size: `${settings.width}x${settings.height}`,
+        ...(answerFormats.has(String(settings.format)) ? { output_format: settings.format } : {}),
+        ...(answerSizes.has(size) ? { size } : {}),
       };
     } catch (error) {
       return fail(request, reply, error, imageParamNames);
