@@ -11,6 +11,14 @@ export interface ParamNames {
   allowed(param: string, allowed: unknown): unknown;
 }
 
+/** The parameters every `/v1` route shares, by OpenAI's names: for routes without their own. */
+export const commonParamNames: ParamNames = {
+  param: (field) =>
+    (({ modelId: 'model', idempotencyKey: 'Idempotency-Key' }) as Record<string, string>)[field] ??
+    field,
+  allowed: (_param, allowed) => allowed,
+};
+
 /** The OpenAI error `type` of each catalogue code (the SDK keeps it as `error.type`). */
 const typeOf: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.Unauthenticated]: 'authentication_error',
@@ -35,7 +43,7 @@ const typeOf: Readonly<Record<ErrorCode, string>> = {
  * the error's other details (`allowed`, `required`, `contentId`…) follow, as facts a client may
  * read. The list of problems is the message, each named by its parameter.
  */
-export function openAiErrorBody(error: AppError, names?: ParamNames) {
+export function openAiErrorBody(error: AppError, names: ParamNames = commonParamNames) {
   const { field, problems, allowed, ...details } = error.details;
   const param = typeof field === 'string' ? (names?.param(field) ?? field) : null;
   return {
