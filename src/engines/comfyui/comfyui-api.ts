@@ -136,10 +136,29 @@ function json(body: unknown): { headers: Record<string, string>; body: string } 
   return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-/** ComfyUI's validation answer `{error: {message, details}, node_errors}` as one sentence. */
-function refusal(answer: Record<string, unknown>): string {
+/**
+ * ComfyUI's validation answer `{error: {message, details}, node_errors}` for the log. The cause
+ * is often in `node_errors` alone: an output refused because a node upstream failed (a
+ * checkpoint not on disk) leaves `details` empty (execution.py, validate_prompt). So every
+ * node is named, with its class and each error's message and details.
+ */
+export function refusal(answer: Record<string, unknown>): string {
   const error = (answer.error ?? {}) as { message?: unknown; details?: unknown };
   const message = typeof error.message === 'string' ? error.message : 'invalid prompt';
   const details = typeof error.details === 'string' && error.details !== '' ? error.details : '';
-  return `ComfyUI refused the workflow: ${message}${details === '' ? '' : ` (${details})`}`;
+  const nodes = Object.entries((answer.node_errors ?? {}) as Record<string, unknown>).map(
+    ([id, entry]) => {
+      const { class_type, errors } = (entry ?? {}) as { class_type?: unknown; errors?: unknown };
+      const said = (Array.isArray(errors) ? errors : []).map((e) => {
+        const { message: m, details: d } = (e ?? {}) as { message?: unknown; details?: unknown };
+        return [m, d].filter((part) => typeof part === 'string' && part !== '').join(': ');
+      });
+      const kind = typeof class_type === 'string' ? ` (${class_type})` : '';
+      return `node ${id}${kind}: ${said.join('; ') || 'refused'}`;
+    },
+  );
+  return [
+    `ComfyUI refused the workflow: ${message}${details === '' ? '' : ` (${details})`}`,
+    ...nodes,
+  ].join('; ');
 }

@@ -214,8 +214,11 @@ export function validateWorkflow(
     node_errors[id] = { errors, dependent_outputs, class_type: workflow[id]!.class_type as string };
   }
   if (good.length > 0) return { ok: true, outputs: good, node_errors };
-  const details = Object.values(node_errors)
-    .flatMap((entry) => entry.errors.map((e) => `${e.message}: ${e.details}`))
+  // As execution.py's validate_prompt: `details` lists only the output nodes' own errors. An
+  // output refused because a node upstream failed (a checkpoint not on disk) has none, so
+  // the cause is in node_errors alone and `details` is empty.
+  const details = failed
+    .flatMap((output) => (reasons.get(output) ?? []).map((e) => `${e.message}: ${e.details}`))
     .join('\n');
   const error = {
     type: 'prompt_outputs_failed_validation',

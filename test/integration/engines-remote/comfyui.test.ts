@@ -99,6 +99,27 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
   });
 
+  it('a workflow refused for a checkpoint not on the server: code 1, the node and why in the log', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    // The server's checkpoint is gone: ComfyUI refuses the prompt with an empty `details`; the
+    // cause is in node_errors only (execution.py validate_prompt).
+    const installed = comfy.checkpoints.splice(0);
+    try {
+      const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_comfy-sdxl', prompt: 'p' });
+      const task = await waitForTask(t.url, apiKey, taskId);
+      assert.equal(task.finishCode, FinishCode.EngineFailure);
+      const detail = await failureAudiences(t, task, accountWords.failed);
+      assert.match(detail, /ComfyUI refused the workflow: Prompt outputs failed validation; /);
+      assert.match(
+        detail,
+        /node 4 \(CheckpointLoaderSimple\): Value not in list: ckpt_name: 'sd_xl_base_1\.0\.safetensors' not in \[\]/,
+      );
+    } finally {
+      comfy.checkpoints.push(...installed);
+    }
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
+  });
+
   it('fails an output larger than the model allows, cleanly: code 1, nothing stored', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
     const big = await sharp({
