@@ -111,3 +111,22 @@ describe('openai-images options against the model family (issue 30 §4)', () => 
     ]);
   });
 });
+
+describe('ComfyUI versions that read /interrupt’s prompt_id (issue 30 §4)', () => {
+  it('only servers newer than 0.3.56; an unknown version is taken as older', async () => {
+    const { targetsInterrupts } = await import('../../src/engines/comfyui/comfyui-api.ts');
+    for (const [version, targeted] of [
+      ['0.3.57', true],
+      ['v0.3.64', true],
+      ['0.4.0', true],
+      ['1.0.0', true],
+      ['0.3.56', false],
+      ['0.3.44', false],
+      ['0.2.99', false],
+      ['nightly', false],
+      [null, false],
+    ] as const) {
+      assert.equal(targetsInterrupts(version), targeted, String(version));
+    }
+  });
+});

@@ -57,11 +57,17 @@ export class ComfyApi {
     return second === undefined ? { at: 'absent' } : { at: 'finished', entry: second };
   }
 
-  /** Stops the prompt if it runs (with its id: never someone else's) or drops it if queued. */
+  /**
+   * Stops the prompt if it runs (with its id: never someone else's) or drops it if queued.
+   * Only a server newer than 0.3.56 reads the id of `/interrupt`; an older one interrupts
+   * whatever runs, possibly another client's prompt, so it is never sent one: there the running
+   * prompt goes on to its end.
+   */
   async stop(promptId: string, signal: AbortSignal): Promise<void> {
     for (let round = 0; round < 3; round += 1) {
       const state = await this.locate(promptId, signal);
       if (state.at === 'running') {
+        if (!targetsInterrupts(await this.version(signal))) return;
         await this.#call('interrupt', signal, { method: 'POST', ...json({ prompt_id: promptId }) });
         return;
       }
@@ -69,6 +75,15 @@ export class ComfyApi {
       await this.#call('queue', signal, { method: 'POST', ...json({ delete: [promptId] }) });
       // It may have started between the read and the delete: look again.
     }
+  }
+
+  /** The server's `comfyui_version` from `/system_stats`; null when it does not say. */
+  async version(signal: AbortSignal): Promise<string | null> {
+    const stats = (await this.#json('system_stats', signal)) as {
+      system?: Record<string, unknown>;
+    };
+    const version = stats.system?.comfyui_version;
+    return typeof version === 'string' ? version : null;
   }
 
   /** Uploads an input image under `name` (replacing a file of that name); its name on the server. */
@@ -130,6 +145,20 @@ export class ComfyApi {
       ...(maxAttempts === undefined ? {} : { maxAttempts }),
     });
   }
+}
+
+/**
+ * Whether a ComfyUI version reads `/interrupt`'s `prompt_id`: newer than 0.3.56 (September
+ * 2025). An unknown or unreadable version is taken as older, the side that interrupts nobody.
+ */
+export function targetsInterrupts(version: string | null): boolean {
+  const parts = /^v?(\d+)\.(\d+)\.(\d+)/
+    .exec(version ?? '')
+    ?.slice(1)
+    .map(Number);
+  if (parts === undefined) return false;
+  const [major, minor, patch] = parts as [number, number, number];
+  return major > 0 || minor > 3 || (minor === 3 && patch > 56);
 }
 
 function json(body: unknown): { headers: Record<string, string>; body: string } {

@@ -30,6 +30,11 @@ export class ComfyStandin {
   readonly files = new ComfyFiles();
   /** The checkpoints `CheckpointLoaderSimple.ckpt_name` accepts. */
   readonly checkpoints: string[];
+  /**
+   * The ComfyUI version it answers as (`/system_stats`). Up to 0.3.56, `/interrupt` stops
+   * whatever runs, whatever its body says, as those servers did.
+   */
+  version = '0.3.64';
   #clock: Clock;
   #catalogue: ReturnType<typeof nodeCatalogue>;
   #sockets = new ComfySockets(
@@ -153,7 +158,10 @@ export class ComfyStandin {
       case 'POST /queue':
         return this.#editQueue(request, res);
       case 'POST /interrupt': {
-        const wanted = (request.json as { prompt_id?: unknown } | undefined)?.prompt_id;
+        // Servers up to 0.3.56 read no body: they interrupt whatever runs.
+        const wanted = targetsInterrupts(this.version)
+          ? (request.json as { prompt_id?: unknown } | undefined)?.prompt_id
+          : undefined;
         const run = this.#running?.run;
         if (run !== undefined && (wanted === undefined || wanted === run.promptId)) run.interrupt();
         return sendEmpty(res, 200);
@@ -165,7 +173,7 @@ export class ComfyStandin {
       case 'POST /upload/image':
         return this.files.upload(request, res);
       case 'GET /system_stats':
-        return sendJson(res, 200, systemStats());
+        return sendJson(res, 200, systemStats(this.version));
       default:
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('404: Not Found');
@@ -273,13 +281,13 @@ function sameOrigin(headers: Readonly<Record<string, string | string[] | undefin
   }
 }
 
-function systemStats(): Record<string, unknown> {
+function systemStats(version: string): Record<string, unknown> {
   return {
     system: {
       os: 'posix',
       ram_total: 34_359_738_368,
       ram_free: 17_179_869_184,
-      comfyui_version: '0.3.64',
+      comfyui_version: version,
       python_version: '3.12.3',
       pytorch_version: '2.8.0+cu128',
       embedded_python: false,
@@ -297,4 +305,10 @@ function systemStats(): Record<string, unknown> {
       },
     ],
   };
+}
+
+/** Whether this version reads `/interrupt`'s `prompt_id` (after v0.3.56, per the protocol note). */
+function targetsInterrupts(version: string): boolean {
+  const [major = 0, minor = 0, patch = 0] = version.split('.').map(Number);
+  return major * 1_000_000 + minor * 1_000 + patch > 3_056;
 }

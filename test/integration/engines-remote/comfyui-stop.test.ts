@@ -56,6 +56,46 @@ describeEachBackend('the comfyui engine stops prompts (ComfyUI protocol stand-in
     assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
   });
 
+  it('a server up to 0.3.56 is never sent an interrupt: it would stop any prompt, not ours', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    comfy.version = '0.3.56';
+    try {
+      comfy.script({ manual: true });
+      const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_comfy-sdxl', prompt: 'p' });
+      const run = await comfy.runOf(promptOf(taskId));
+      await run.pace.waitingAt('start');
+      const seen = new Set(comfy.http.requests);
+      assert.equal(
+        (await cancel(t.url, apiKey, taskId)).cancelTask.finishCode,
+        FinishCode.Cancelled,
+      );
+      // The engine asked the version, then sent nothing that would stop what runs.
+      await comfy.http.received(
+        (r) => !seen.has(r) && r.method === 'GET' && r.path === '/system_stats',
+        'GET /system_stats',
+      );
+      await t.logged((e) => e.msg === 'engine run ended' && e.taskId === taskId);
+      assert.deepEqual(
+        comfy.http.matching((r) => !seen.has(r) && posted('/interrupt')(r)),
+        [],
+      );
+      const queue = (await (await fetch(`${comfy.url}/queue`)).json()) as Record<
+        string,
+        unknown[][]
+      >;
+      assert.deepEqual(
+        queue.queue_running?.map((item) => item[1]),
+        [promptOf(taskId)],
+        'runs on',
+      );
+      run.pace.release();
+      await comfy.finished(promptOf(taskId));
+      assert.deepEqual(await balances(t.url, apiKey), { standard: 10 });
+    } finally {
+      comfy.version = '0.3.64';
+    }
+  });
+
   it('cancelling a task still queued on ComfyUI deletes it from the queue', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
     comfy.script({ manual: true }); // another user's prompt holds the GPU
