@@ -35,8 +35,10 @@ export function voiceOptionProblems(value: unknown): string[] {
     if (typeof v.voiceModelId !== 'string' || !voiceModelIdPattern.test(v.voiceModelId)) {
       problems.push(`${at}.voiceModelId must look like voc_my-voice`);
     }
-    if (typeof v.voice !== 'string' || v.voice.trim() === '') {
-      problems.push(`${at}.voice must name the server's voice (e.g. "alloy")`);
+    if (serverVoiceName(v.voice) === null) {
+      problems.push(
+        `${at}.voice must name the server's voice (e.g. "alloy"), or be {"id": "voice_…"} for a custom voice`,
+      );
     }
     if (typeof v.name !== 'string' || v.name.trim() === '') problems.push(`${at}.name is required`);
     if (typeof v.language !== 'string' || !languagePattern.test(v.language)) {
@@ -54,17 +56,28 @@ export function voiceOptionProblems(value: unknown): string[] {
   });
 }
 
+/**
+ * The server's name of a configured voice: the string itself, or the `id` of a custom voice
+ * given as `{"id": "voice_…"}` (OpenAI's custom voices are sent in that shape; the engine
+ * that speaks such a server finds it among its options). Null when it is neither.
+ */
+export function serverVoiceName(voice: unknown): string | null {
+  if (typeof voice === 'string') return voice.trim() === '' ? null : voice;
+  const id = (voice as { id?: unknown } | null)?.id;
+  return typeof voice === 'object' && typeof id === 'string' && id.trim() !== '' ? id : null;
+}
+
 /** The voices of every model whose options list some (already checked at start). */
 export function configuredVoices(models: readonly ModelDefinition[]): ConfiguredVoice[] {
   return models.flatMap((model) => {
     const voices = model.engineOptions.voices;
     if (!Array.isArray(voices) || voiceOptionProblems(voices).length > 0) return [];
-    return (voices as Record<string, string | null | undefined>[]).map((v) => ({
+    return (voices as Record<string, unknown>[]).map((v) => ({
       modelId: model.modelId,
-      voiceModelId: v.voiceModelId!,
-      voice: v.voice!,
-      name: v.name!,
-      language: v.language!,
+      voiceModelId: v.voiceModelId as string,
+      voice: serverVoiceName(v.voice)!,
+      name: v.name as string,
+      language: v.language as string,
       gender: v.gender === 'male' || v.gender === 'female' ? v.gender : null,
       access: model.access,
     }));

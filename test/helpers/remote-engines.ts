@@ -27,12 +27,15 @@ export function remoteImageModel(
   };
 }
 
-/** A speech model on `openai-speech` with one configured voice, `voc_remote-en` → `voice`. */
+/**
+ * A speech model on `openai-speech` with one configured voice, `voc_remote-en` → `voice` (a
+ * name, or `{id}` for a custom voice), taking OpenAI's 4096 characters at most.
+ */
 export function remoteSpeechModel(
   modelId: string,
   baseUrl: string,
   upstream: string,
-  voice: string,
+  voice: string | { id: string },
 ) {
   return {
     modelId,
@@ -45,7 +48,11 @@ export function remoteSpeechModel(
       apiKeyEnv: 'REMOTE_KEY',
       voices: [{ voiceModelId: 'voc_remote-en', voice, name: 'Remote English', language: 'en' }],
     },
-    capabilities: { formats: ['mp3', 'wav', 'ogg'], pitch: { min: 1, max: 1 } },
+    capabilities: {
+      formats: ['mp3', 'wav', 'ogg'],
+      pitch: { min: 1, max: 1 },
+      maxTextLength: 4096,
+    },
     pricing: { unit: 'character', credits: 1, per: 10, category: null },
   };
 }

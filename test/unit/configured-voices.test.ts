@@ -24,7 +24,7 @@ describe("a model's configured voices (engineOptions.voices)", () => {
       ]),
       [
         'engineOptions.voices[1].voiceModelId must look like voc_my-voice',
-        'engineOptions.voices[1].voice must name the server\'s voice (e.g. "alloy")',
+        'engineOptions.voices[1].voice must name the server\'s voice (e.g. "alloy"), or be {"id": "voice_…"} for a custom voice',
         'engineOptions.voices[1].language must be a lower-case language tag such as en or en-gb',
         'engineOptions.voices[1].gender must be "male", "female" or null',
       ],

@@ -130,3 +130,45 @@ describe('ComfyUI versions that read /interrupt’s prompt_id (issue 30 §4)', (
     }
   });
 });
+
+describe('openai-speech options (issue 30 §4)', () => {
+  const voiceModel = (model: string, maxTextLength: number, voice: unknown = 'alloy') => ({
+    modelId: `mdl_${model}`,
+    name: model,
+    kind: 'speech' as const,
+    engine: 'openai-speech',
+    engineOptions: {
+      baseUrl: 'https://api.openai.com/v1',
+      model,
+      voices: [{ voiceModelId: 'voc_v', voice, name: 'V', language: 'en' }],
+    },
+    capabilities: {
+      formats: ['mp3'],
+      maxTextLength,
+      speed: { min: 0.25, max: 4 },
+      pitch: { min: 1, max: 1 },
+    },
+  });
+
+  it('refuses a text longer than OpenAI’s speech models take, not another server’s', () => {
+    const models = [
+      voiceModel('tts-1', 4096),
+      voiceModel('gpt-4o-mini-tts', 20_000),
+      voiceModel('kokoro', 20_000),
+      voiceModel('tts-1-hd', 5000, { id: 'voice_1234' }),
+    ];
+    assert.deepEqual(bindingProblems(models as never, engines), [
+      'mdl_gpt-4o-mini-tts: gpt-4o-mini-tts takes at most 4096 characters: set capabilities.maxTextLength to 4096 or less (it is 20000)',
+      'mdl_tts-1-hd: tts-1-hd takes at most 4096 characters: set capabilities.maxTextLength to 4096 or less (it is 5000)',
+    ]);
+  });
+
+  it('takes a custom voice as {"id": …}, and refuses any other shape', () => {
+    assert.deepEqual(
+      bindingProblems([voiceModel('tts-1', 4096, { id: 'voice_1234' })] as never, engines),
+      [],
+    );
+    const [problem] = bindingProblems([voiceModel('tts-1', 4096, { name: 'x' })] as never, engines);
+    assert.match(problem!, /voice must name the server's voice .* or be \{"id": "voice_…"\}/);
+  });
+});

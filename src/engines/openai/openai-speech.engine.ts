@@ -1,4 +1,4 @@
-import { voiceOptionProblems } from '../../domain/configured-voices.ts';
+import { serverVoiceName, voiceOptionProblems } from '../../domain/configured-voices.ts';
 import type { AudioFormat, ModelDefinition } from '../../domain/model.ts';
 import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
 import { readBody } from '../remote/read-body.ts';
@@ -51,7 +51,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
             body: JSON.stringify({
               model: o.model,
               input: settings.text,
-              voice: request.voice,
+              voice: voiceParam(request.options, request.voice),
               response_format: responseFormats[settings.format],
               speed: settings.speed,
               ...(typeof instructions === 'string' ? { instructions } : {}),
@@ -85,6 +85,25 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
   };
 }
 
+/**
+ * `voice` as the API takes it: the voice's name, or `{"id": "voice_…"}` for a voice the model
+ * configured as a custom one (OpenAI's custom voices are addressed by id in that shape).
+ */
+function voiceParam(
+  options: Readonly<Record<string, unknown>>,
+  voice: string,
+): string | { id: string } {
+  const voices = Array.isArray(options.voices) ? (options.voices as { voice?: unknown }[]) : [];
+  const custom = voices.some(
+    (v) => typeof v.voice === 'object' && v.voice !== null && serverVoiceName(v.voice) === voice,
+  );
+  return custom ? { id: voice } : voice;
+}
+
+/** OpenAI's own speech models, whose `input` is at most 4096 characters (openai-media.md). */
+const openAiSpeechModel = /^(tts-1|gpt-[\w.-]*tts)/;
+const openAiMaxInput = 4096;
+
 /** Whether the bytes start as the container of `format` (what the stored file claims to be). */
 export function isContainer(bytes: Buffer, format: AudioFormat): boolean {
   const ascii = (start: number, end: number) => bytes.subarray(start, end).toString('latin1');
@@ -117,6 +136,16 @@ function speechOptionProblems(model: ModelDefinition): string[] {
   if (speed.min < apiSpeed.min || speed.max > apiSpeed.max) {
     problems.push(
       `capabilities.speed must lie within ${apiSpeed.min}–${apiSpeed.max} (the API's range)`,
+    );
+  }
+  const providerModel = model.engineOptions.model;
+  if (
+    typeof providerModel === 'string' &&
+    openAiSpeechModel.test(providerModel) &&
+    model.capabilities.maxTextLength > openAiMaxInput
+  ) {
+    problems.push(
+      `${providerModel} takes at most ${openAiMaxInput} characters: set capabilities.maxTextLength to ${openAiMaxInput} or less (it is ${model.capabilities.maxTextLength})`,
     );
   }
   return problems;

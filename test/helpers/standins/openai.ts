@@ -126,7 +126,50 @@ function tile(width: number, height: number, format: string): Promise<Buffer> {
     .toBuffer();
 }
 
+/** OpenAI's built-in voices (openai-media.md); any other is a custom voice's `{"id"}`. */
+const builtinVoices = new Set([
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'onyx',
+  'nova',
+  'sage',
+  'shimmer',
+  'verse',
+  'marin',
+  'cedar',
+]);
+
 function speech(body: Record<string, unknown>, res: ServerResponse): void {
+  const voice = body.voice as unknown;
+  const known =
+    (typeof voice === 'string' && builtinVoices.has(voice)) ||
+    (typeof voice === 'object' &&
+      voice !== null &&
+      typeof (voice as { id?: unknown }).id === 'string');
+  if (!known) {
+    error(
+      res,
+      400,
+      `Invalid value for 'voice': ${JSON.stringify(voice)}.`,
+      'invalid_request_error',
+      'invalid_value',
+    );
+    return;
+  }
+  if (typeof body.input !== 'string' || body.input.length > 4096) {
+    error(
+      res,
+      400,
+      "Invalid 'input': string too long. Expected a string with maximum length 4096.",
+      'invalid_request_error',
+      'string_above_max_length',
+    );
+    return;
+  }
   if (body.response_format !== 'wav') {
     error(res, 400, 'This stand-in speaks wav only', 'invalid_request_error', null);
     return;

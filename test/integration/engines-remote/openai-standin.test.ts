@@ -58,7 +58,23 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
           remoteImageModel('mdl_oa-large', v1, 'gpt-image-1', { maxOutputBytes: 100 * 2 ** 20 }),
           {
             ...remoteSpeechModel('mdl_oa-voice', v1, 'tts-1', 'alloy'),
-            capabilities: { formats: ['wav'], pitch: { min: 1, max: 1 } },
+            capabilities: { formats: ['wav'], pitch: { min: 1, max: 1 }, maxTextLength: 4096 },
+          },
+          {
+            // An OpenAI custom voice, addressed by its id.
+            ...remoteSpeechModel('mdl_oa-custom', v1, 'gpt-4o-mini-tts', { id: 'voice_abc123' }),
+            engineOptions: {
+              ...remoteSpeechModel('x', v1, 'gpt-4o-mini-tts', 'x').engineOptions,
+              voices: [
+                {
+                  voiceModelId: 'voc_custom',
+                  voice: { id: 'voice_abc123' },
+                  name: 'Our narrator',
+                  language: 'en',
+                },
+              ],
+            },
+            capabilities: { formats: ['wav'], pitch: { min: 1, max: 1 }, maxTextLength: 4096 },
           },
         ]),
       },
@@ -314,6 +330,22 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     });
     const { media } = await content(t.url, apiKey, res.body.data!.generateSpeech!.contentId);
     assert.equal(media[0]?.mimeType, 'audio/wav');
+  });
+
+  it('speech: a custom voice is sent as {"id": "voice_…"}, as OpenAI addresses it', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const res = await generateSpeech(t.url, apiKey, {
+      modelId: 'mdl_oa-custom',
+      voiceModelId: 'voc_custom',
+      text: 'Custom.',
+    });
+    const task = await waitForTask(t.url, apiKey, res.body.data!.generateSpeech!.taskId);
+    assert.equal(task.finishCode, FinishCode.Ok, task.finishMessage ?? '');
+    const call = standin
+      .calls('/audio/speech')
+      .find((r) => (r.json as { input: string }).input === 'Custom.');
+    assert.ok(call, 'the custom voice reached the server');
+    assert.deepEqual((call.json as { voice: unknown }).voice, { id: 'voice_abc123' });
   });
 
   it('a model whose apiKeyEnv variable is not set: the start is refused, naming it', async () => {
