@@ -31,6 +31,8 @@ export interface PublicFetchOptions extends AddressCheckOptions {
   readonly maxBytes: number;
   readonly timeoutMs: number;
   readonly accept?: string;
+  /** Further request headers (a credential only for a host the operator configured). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Aborts the exchange (with the signal's reason). */
   readonly signal?: AbortSignal;
   /** Trust this CA alone: a test's, or the CIMD development switch's (OAUTH_CIMD_DEV_CA). */
@@ -102,7 +104,7 @@ export function fetchPublic(url: URL, options: PublicFetchOptions): Promise<Fetc
       url,
       {
         method: 'GET',
-        headers: { accept: options.accept ?? '*/*' },
+        headers: { ...options.headers, accept: options.accept ?? '*/*' },
         ...(options.trustedHost === true
           ? {}
           : { lookup: options.loopback === true ? loopbackLookup : checkedLookup(options) }),

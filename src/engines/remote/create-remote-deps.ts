@@ -69,7 +69,7 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
 
 async function fetchOutput(
   href: string,
-  o: { providerOrigin: string; maxBytes: number; signal: AbortSignal; timeoutMs?: number },
+  o: Parameters<RemoteDeps['fetchOutput']>[1],
   network: AddressCheckOptions & { ca?: string },
 ): Promise<{ bytes: Buffer; contentType: string | null }> {
   const url = URL.canParse(href) ? new URL(href) : null;
@@ -89,6 +89,10 @@ async function fetchOutput(
       timeoutMs: o.timeoutMs ?? defaultOutputTimeoutMs,
       signal: o.signal,
       trustedHost: own,
+      // The provider's credential goes to the provider's own origin and nowhere else.
+      ...(own && o.providerAuthorization !== undefined
+        ? { headers: { authorization: o.providerAuthorization } }
+        : {}),
     });
     return { bytes, contentType: headers['content-type'] ?? null };
   } catch (error) {

@@ -17,7 +17,17 @@ export interface RemoteDeps {
    */
   fetchOutput(
     url: string,
-    o: { providerOrigin: string; maxBytes: number; signal: AbortSignal; timeoutMs?: number },
+    o: {
+      providerOrigin: string;
+      maxBytes: number;
+      signal: AbortSignal;
+      timeoutMs?: number;
+      /**
+       * `Authorization` for a URL on `providerOrigin` itself (Replicate's API serves files
+       * there to its token only); never sent to any other host.
+       */
+      providerAuthorization?: string;
+    },
   ): Promise<{ bytes: Buffer; contentType: string | null }>;
   /** Records one call of a backend (for /metrics and /readyz): backend = `${engine} ${origin}`. */
   observe(backend: string, outcome: 'ok' | 'failed', ms: number): void;

@@ -29,6 +29,7 @@ export function outputUrls(output: unknown, outputKey: string | null): string[] 
 export async function collectOutputs(
   deps: RemoteDeps,
   options: ReplicateOptions,
+  token: string,
   request: EngineRequest,
   prediction: Prediction,
   signal: AbortSignal,
@@ -56,6 +57,8 @@ export async function collectOutputs(
     for (const url of urls.slice(0, wanted)) {
       const { bytes, contentType } = await deps.fetchOutput(url, {
         providerOrigin: new URL(options.baseUrl).origin,
+        // Files on the API's own origin are its token's (Replicate's API document).
+        providerAuthorization: `Bearer ${token}`,
         maxBytes: options.maxOutputBytes,
         signal: download,
         timeoutMs: options.outputTimeoutMs, // up to an hour; the kit's own default is shorter

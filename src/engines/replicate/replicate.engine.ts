@@ -90,7 +90,7 @@ async function runPrediction(
   }
   const prediction = followed.prediction;
   if (prediction.status !== 'succeeded') return predictionFailure(prediction, [token]);
-  return collectOutputs(deps, options, request, prediction, signal);
+  return collectOutputs(deps, options, token, request, prediction, signal);
 }
 
 /**

@@ -15,7 +15,8 @@ import { type RecordedRequest, StandinServer, sendJson } from './standin-server.
  * 422, missing input 422; `Prefer: wait[=N]` holding the response until terminal or N seconds;
  * `Cancel-After` setting `deadline`; `GET /v1/predictions/{id}`; `POST …/cancel` (idempotent on
  * terminal predictions); 429 `{"detail": …}` with `Retry-After` via `throttle`; output files
- * served by the stand-in itself under `/files/…` (Authorization optional there).
+ * served by the stand-in itself under `/files/…`, to the token only, as files on the API's
+ * own origin are.
  * `POST /v1/files` and file inputs (replicate-files.ts).
  * Not reproduced: webhooks, SSE streams, deployments, listing predictions, file downloads.
  */
@@ -139,6 +140,9 @@ export class ReplicateStandin {
   async #route(request: RecordedRequest, res: ServerResponse): Promise<void> {
     const file = /^\/files\/([^/]+)\/([^/]+)$/.exec(request.path);
     if (request.method === 'GET' && file !== null) {
+      // Files on the API's own origin are served to its token only.
+      const refused = this.#authenticate(request);
+      if (refused !== undefined) return problem(res, 401, 'Unauthenticated', refused);
       const found = this.predictions.get(file[1]!)?.files.get(file[2]!);
       if (found === undefined) return problem(res, 404, 'Not found', 'File not found');
       const type = mimeOf(found.extension) ?? 'application/octet-stream';

@@ -33,7 +33,12 @@ async function listen(server: Server): Promise<number> {
 }
 
 describe('fetchOutput: where a provider output may come from', () => {
-  const provider = createHttpServer((req, res) => serve(res, req.url));
+  /** The Authorization header each server saw, by path. */
+  const seen = new Map<string, string | undefined>();
+  const provider = createHttpServer((req, res) => {
+    seen.set(`provider ${req.url}`, req.headers.authorization);
+    serve(res, req.url);
+  });
   let cdn: Server;
   let providerOrigin = '';
   let cdnPort = 0;
@@ -50,9 +55,10 @@ describe('fetchOutput: where a provider output may come from', () => {
         { name: 'subjectAltName', altNames: [{ type: 2, value: '*.provider.example' }] },
       ],
     });
-    cdn = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) =>
-      serve(res, req.url),
-    );
+    cdn = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+      seen.set(`cdn ${req.url}`, req.headers.authorization);
+      serve(res, req.url);
+    });
     providerOrigin = `http://127.0.0.1:${await listen(provider)}`;
     cdnPort = await listen(cdn);
     deps = createRemoteDeps({
@@ -81,6 +87,15 @@ describe('fetchOutput: where a provider output may come from', () => {
   it("fetches from the provider's own origin (plain http is the operator's choice)", async () => {
     const got = await deps.fetchOutput(`${providerOrigin}/files/1.png`, options());
     assert.deepEqual(got, { bytes: png, contentType: 'image/png' });
+  });
+
+  it('sends the provider’s credential to its own origin only, never to another host', async () => {
+    const withToken = { ...options(), providerAuthorization: 'Bearer r8_provider-token' };
+    await deps.fetchOutput(`${providerOrigin}/files/own.png`, withToken);
+    await deps.fetchOutput(`https://cdn.provider.example:${cdnPort}/elsewhere.png`, withToken);
+    assert.equal(seen.get('provider /files/own.png'), 'Bearer r8_provider-token');
+    assert.equal(seen.has('cdn /elsewhere.png'), true);
+    assert.equal(seen.get('cdn /elsewhere.png'), undefined);
   });
 
   it('fetches from a public https host whose addresses are all public', async () => {

@@ -273,7 +273,11 @@ describe('Replicate protocol stand-in', () => {
     assert.equal(prediction.urls.get, `${replicate.apiBase}/predictions/${prediction.id}`);
     assert.deepEqual(await get(prediction.urls.get), prediction);
     assert.equal(prediction.output.length, 2);
-    const file = await fetch(prediction.output[0]!);
+    // Files on the API's own origin are its token's (Replicate's API document).
+    assert.equal((await fetch(prediction.output[0]!)).status, 401);
+    const file = await fetch(prediction.output[0]!, {
+      headers: { authorization: 'Bearer r8_test' },
+    });
     const { width, height } = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
     assert.deepEqual({ width, height }, { width: 32, height: 24 });
   });
