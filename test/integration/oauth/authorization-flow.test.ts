@@ -290,6 +290,9 @@ describeEachBackend(
         ['plain PKCE', { code_challenge_method: 'plain' }, 'invalid_request'],
         ['no PKCE', { code_challenge: '', code_challenge_method: '' }, 'invalid_request'],
         ['another scope', { scope: 'openid' }, 'invalid_scope'],
+        // RFC 6749 §3.3: no scope, and no default scope, is invalid_scope too.
+        ['no scope', { scope: '' }, 'invalid_scope'],
+        ['an extra scope', { scope: 'mcp:access admin' }, 'invalid_scope'],
         ['another resource', { resource: `${t.url}/mcp/other` }, 'invalid_target'],
         ['a token response type', { response_type: 'token' }, 'unsupported_response_type'],
       ];

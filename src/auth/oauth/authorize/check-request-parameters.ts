@@ -12,10 +12,14 @@ export function checkResponseTypeAndState(ctx: AuthorizeContext): void {
     throw new OAuthError('invalid_request', 'state is required.');
 }
 
-/** scope is exactly the one scope offered. */
+/**
+ * scope is exactly the one scope offered. Missing, unknown or more: RFC 6749 §3.3's
+ * invalid_scope (the server has no default scope to fall back on).
+ */
 export function checkScope(ctx: AuthorizeContext): void {
   const scope = ctx.params.scope;
-  if (scope === undefined) throw new OAuthError('invalid_request', 'scope is required.');
+  if (scope === undefined || scope === '')
+    throw new OAuthError('invalid_scope', `scope is required: ${ctx.scope}.`);
   if (scope !== ctx.scope) throw new OAuthError('invalid_scope', `scope must be ${ctx.scope}.`);
 }
 
