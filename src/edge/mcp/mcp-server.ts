@@ -8,7 +8,8 @@ import type { Actor } from '../../domain/actor.ts';
 import { kindModules } from '../../domain/kinds/kinds.ts';
 import type { Services } from '../services.ts';
 import { registerGenerationResources } from './generation-resources.ts';
-import { toolRunner } from './tool-result.ts';
+import { toolError, toolRunner } from './tool-result.ts';
+import { unknownArgument } from './tools/tool.ts';
 import { registerTools } from './tools/tools.ts';
 
 /** The generate_* tools, one per kind: "generate_image, …, or generate_avatar_video". */
@@ -67,6 +68,16 @@ export async function answer(
     },
     called,
   );
+  // A typo among a tool's arguments is named (120001), as over GraphQL, not dropped: answered
+  // as that call's result before the SDK's validation would strip it.
+  const unknown = called === undefined ? null : unknownArgument(called, argumentsOf(message));
+  if (unknown !== null) {
+    const id = (message as { id?: unknown }).id;
+    await reply
+      .header('cache-control', 'no-store')
+      .send({ jsonrpc: '2.0', id: id ?? null, result: toolError(unknown) });
+    return;
+  }
   registerGenerationResources(server.server, {
     actor: c.actor,
     services: c.services,
@@ -93,6 +104,10 @@ export async function answer(
     parsedBody: request.body,
   });
   await reply.send(response);
+}
+
+function argumentsOf(message: unknown): unknown {
+  return (message as { params?: { arguments?: unknown } } | null)?.params?.arguments;
 }
 
 /** What the transport reads of a request: method, URL and headers (the body is given parsed). */

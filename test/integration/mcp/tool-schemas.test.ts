@@ -200,4 +200,38 @@ describeEachBackend('what MCP clients check on the tools (issue 18)', (backend) 
     }
     assert.deepEqual(found, []);
   });
+
+  it('every tool refuses an argument it does not take (120001 naming it), never drops it', async () => {
+    // Issue 30 §5: nine tools silently dropped a typo (`list_voice_models {"langauge":"en"}`
+    // answered the unfiltered list). Every tool, with its own arguments and one misspelt.
+    const valid: Record<string, Record<string, unknown>> = {
+      estimate_cost: { kind: 'image', model_id: 'mdl_atelier-sketch', prompt: 'a kite' },
+      generate_image: { model_id: 'mdl_atelier-sketch', prompt: 'a kite' },
+      generate_video: { model_id: 'mdl_atelier-motion', prompt: 'waves' },
+      generate_speech: { model_id: 'mdl_atelier-voice', voice_model_id: 'voc_en-us', text: 'Hi.' },
+      generate_avatar_video: { model_id: 'mdl_atelier-avatar', avatar_id: 'ava_x', script: 'Hi.' },
+      get_generation: { content_id: 'cnt_x' },
+      wait_for_generation: { task_id: 'tsk_x' },
+      get_download_urls: { media_ids: ['med_x'] },
+      cancel_generation: { task_id: 'tsk_x' },
+      list_voice_models: { language: 'en' },
+    };
+    assert.equal(tools.length, 15);
+    for (const tool of tools) {
+      const args = { ...(valid[tool.name] ?? {}), langauge: 'en' };
+      const { line, error } = errorOf(
+        (await client.callTool({ name: tool.name, arguments: args })) as CallToolResult,
+      );
+      assert.equal(error.code, '120001', `${tool.name}: ${line}`);
+      assert.equal(error.field, 'langauge', `${tool.name}: ${line}`);
+      const allowed = error.allowed as string[];
+      // The generate_* tools and estimate_cost pass a typo to the service, which lists the
+      // fields of the kind asked for; every other tool lists exactly its own arguments.
+      if (tool.name === 'estimate_cost' || tool.name.startsWith('generate_')) {
+        assert.ok(allowed.includes('model_id'), `${tool.name}: ${allowed}`);
+      } else {
+        assert.deepEqual(allowed, Object.keys(tool.inputSchema.properties ?? {}), tool.name);
+      }
+    }
+  });
 });

@@ -4,6 +4,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpPrincipal } from '../../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../../domain/actor.ts';
+import { AppError, ErrorCode } from '../../../shared/errors.ts';
 import type { Services } from '../../services.ts';
 import type { ToolRunner } from '../tool-result.ts';
 import { orNull } from './portable-schema.ts';
@@ -71,6 +72,31 @@ export const nextCursor = orNull(z.string(), 'This is the last page.');
 const definitions = new Map<string, unknown>();
 
 /**
+ * The arguments of each tool whose schema lists them all (every tool but the generate_* ones
+ * and estimate_cost, whose extra arguments the service names with the kind's fields). Zod
+ * drops a key a schema does not list: `list_voice_models {"langauge": "en"}` answered the
+ * whole list. Filled as tools are defined.
+ */
+const toolArguments = new Map<string, readonly string[]>();
+
+/**
+ * 120001 naming the first argument `tool` does not take, with the arguments it takes as
+ * `allowed`; null when every argument is its own (or the tool names extra ones itself).
+ */
+export function unknownArgument(tool: string, args: unknown): AppError | null {
+  const known = toolArguments.get(tool);
+  if (known === undefined || typeof args !== 'object' || args === null) return null;
+  const extra = Object.keys(args).find((key) => !known.includes(key));
+  if (extra === undefined) return null;
+  const problem = { field: extra, message: `is not an argument of ${tool}` };
+  return new AppError(ErrorCode.InvalidInput, `${problem.field}: ${problem.message}`, {
+    field: extra,
+    allowed: known,
+    problems: [problem],
+  });
+}
+
+/**
  * A tool's definition (description, zod schemas, annotations), built once per process. The
  * stateless endpoint registers tools on a new server for each request; rebuilding the schemas
  * each time was most of that cost. A schema given as a shape of fields is made an object here,
@@ -85,6 +111,9 @@ export function defined<T extends { inputSchema?: unknown; outputSchema?: unknow
   let definition = definitions.get(name) as T | undefined;
   if (definition === undefined) {
     const built = build();
+    // A tool without an input schema takes no argument at all.
+    if (built.inputSchema === undefined) toolArguments.set(name, []);
+    else if (isShape(built.inputSchema)) toolArguments.set(name, Object.keys(built.inputSchema));
     definition = {
       ...built,
       ...(isShape(built.inputSchema) && { inputSchema: objectFromShape(built.inputSchema) }),
