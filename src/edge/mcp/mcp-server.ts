@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpPrincipal } from '../../auth/oauth/access-tokens.ts';
 import type { Actor } from '../../domain/actor.ts';
 import { kindModules } from '../../domain/kinds/kinds.ts';
+import { ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 import { registerGenerationResources } from './generation-resources.ts';
 import { toolError, toolRunner } from './tool-result.ts';
@@ -72,10 +73,27 @@ export async function answer(
   // as that call's result before the SDK's validation would strip it.
   const unknown = called === undefined ? null : unknownArgument(called, argumentsOf(message));
   if (unknown !== null) {
-    const id = (message as { id?: unknown }).id;
     await reply
       .header('cache-control', 'no-store')
-      .send({ jsonrpc: '2.0', id: id ?? null, result: toolError(unknown) });
+      .send({ jsonrpc: '2.0', id: idOf(message), result: toolError(unknown) });
+    return;
+  }
+  // The tool list is one page: no cursor is one of its. The SDK would answer the whole list.
+  const cursor = (message as { params?: { cursor?: unknown } } | null)?.params?.cursor;
+  if (message?.method === 'tools/list' && cursor !== undefined) {
+    await reply
+      .code(200)
+      .header('cache-control', 'no-store')
+      .send({
+        jsonrpc: '2.0',
+        id: idOf(message),
+        error: {
+          code: -32602,
+          message:
+            'Invalid params: cursor is not one this server gave; the tool list has one page.',
+          data: { code: ErrorCode.InvalidInput, retryable: false, field: 'cursor' },
+        },
+      });
     return;
   }
   registerGenerationResources(server.server, {
@@ -104,6 +122,11 @@ export async function answer(
     parsedBody: request.body,
   });
   await reply.send(response);
+}
+
+function idOf(message: unknown): string | number | null {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function argumentsOf(message: unknown): unknown {

@@ -40,6 +40,25 @@ describeEachBackend('MCP tools as tools/list shows them', (backend) => {
     ({ t } = started);
   });
 
+  it('tools/list is one page: a cursor is invalid params (-32602), not the list again', async () => {
+    const { account } = await seedAccount(t.app);
+    const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    try {
+      const { nextCursor } = await client.listTools();
+      assert.equal(nextCursor, undefined);
+      for (const cursor of ['not-a-cursor', '']) {
+        const refused = await client.listTools({ cursor }).then(
+          () => assert.fail(`the cursor "${cursor}" was accepted`),
+          (error: { code?: number; data?: unknown }) => error,
+        );
+        assert.equal(refused.code, -32602, cursor);
+        assert.deepEqual(refused.data, { code: '120001', retryable: false, field: 'cursor' });
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('every tool, in order, with its title, schemas and annotations', async () => {
     const { account } = await seedAccount(t.app);
     const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
