@@ -18,6 +18,7 @@ import { requestIdOf } from './edge/http/request-id.ts';
 import { serializeRequest } from './edge/http/request-log.ts';
 import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
+import { McpCancellations } from './edge/mcp/cancellations.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
 import { openaiRoutes } from './edge/openai/openai.routes.ts';
@@ -163,6 +164,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       publicUrl: config.publicUrl,
       allowedOrigins: config.mcpAllowedOrigins,
       version: '0.1.0',
+      cancellations: new McpCancellations(core.mcpCancellations),
     });
     await http.register(openaiRoutes, {
       prefix: '/v1',

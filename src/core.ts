@@ -17,6 +17,7 @@ import { backendName } from './engines/remote/remote-deps.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
+import { type Broadcast, LocalBroadcast, PostgresBroadcast } from './events/broadcast.ts';
 import { type CredentialEvents, LocalCredentialEvents } from './events/credential-events.ts';
 import { PostgresCredentialEvents } from './events/postgres-credential-events.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
@@ -82,6 +83,11 @@ export interface Core {
   readonly services: Services;
   readonly oauth: OauthServer;
   readonly events: TaskEvents;
+  /**
+   * MCP requests a client cancelled (`notifications/cancelled`), from whichever node heard the
+   * notification to the node that runs the request; across processes on PostgreSQL.
+   */
+  readonly mcpCancellations: Broadcast;
   /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
   readonly metrics: Metrics;
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
@@ -180,6 +186,12 @@ export async function buildCore(
         ? new LocalCredentialEvents()
         : await PostgresCredentialEvents.connect(database.connectionUrl);
     closers.push(() => credentialEvents.close());
+    // Only a server answers MCP; workers and commands keep one LISTEN connection fewer.
+    const mcpCancellations: Broadcast =
+      database.connectionUrl === null || role !== 'server'
+        ? new LocalBroadcast()
+        : await PostgresBroadcast.open(database.connectionUrl, 'atelier_mcp_cancellations');
+    closers.push(() => mcpCancellations.close());
     const signer = new UrlSigner({
       key: await sharedSecret(db, 'media-url-signing'),
       publicUrl: config.publicUrl,
@@ -318,6 +330,7 @@ export async function buildCore(
       services,
       oauth,
       events,
+      mcpCancellations,
       metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
         const runner = new TaskRunner({

@@ -41,6 +41,15 @@ export function postMcp(
   headers: Record<string, string>,
   method = 'tools/list',
 ): Promise<Response> {
+  return sendMcp(baseUrl, headers, { jsonrpc: '2.0', id: 1, method });
+}
+
+/** One raw JSON-RPC message (a request or a notification) to `baseUrl/mcp`. */
+export function sendMcp(
+  baseUrl: string,
+  headers: Record<string, string>,
+  message: Record<string, unknown>,
+): Promise<Response> {
   return fetch(`${baseUrl}/mcp`, {
     method: 'POST',
     headers: {
@@ -48,6 +57,6 @@ export function postMcp(
       accept: 'application/json, text/event-stream',
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method }),
+    body: JSON.stringify(message),
   });
 }

@@ -8,6 +8,7 @@ import type { Actor } from '../../domain/actor.ts';
 import { kindModules } from '../../domain/kinds/kinds.ts';
 import { ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
+import type { McpCancellations } from './cancellations.ts';
 import { registerGenerationResources } from './generation-resources.ts';
 import { toolError, toolRunner } from './tool-result.ts';
 import { unknownArgument } from './tools/tool.ts';
@@ -39,6 +40,9 @@ export interface McpCaller {
   readonly account: McpPrincipal['account'];
   readonly services: Services;
   readonly version: string;
+  /** The id of the token the request came with: whose requests a cancellation may stop. */
+  readonly jti: string;
+  readonly cancellations: McpCancellations;
 }
 
 /**
@@ -112,16 +116,85 @@ export async function answer(
   // A client gone before its answer: closing aborts what still runs for it (a wait). After an
   // answer the stream has ended and nothing holds the server; closing it anyway built an error
   // with its stack trace on every request (5 % of a tools/call).
-  reply.raw.on('close', () => {
-    if (reply.raw.writableFinished) return;
+  const stop = () => {
     transport.close().catch(() => {});
     server.close().catch(() => {});
+  };
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) stop();
   });
+  await followCancellations(request, reply, c, message, stop);
   await server.connect(transport);
   const response = await transport.handleRequest(webRequest(request), {
     parsedBody: request.body,
   });
-  await reply.send(response);
+  await reply.send(called === waitTool ? openedAtOnce(response) : response);
+}
+
+/** The one tool that may take long to answer (up to a minute) and send nothing meanwhile. */
+const waitTool = 'wait_for_generation';
+const opening = new TextEncoder().encode(': waiting\n\n');
+
+/**
+ * An event stream that starts with an SSE comment, so its headers and a first byte leave at
+ * once: Node sends a response's headers with its first body byte, and a wait without a progress
+ * token would otherwise send nothing (not even headers) until it answers, up to a minute — past
+ * the header time-outs of some proxies. The SDK's keep-alive comments (every 15 s) follow.
+ */
+function openedAtOnce(response: Response): Response {
+  const body = response.body;
+  if (body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    return response;
+  }
+  const reader = body.getReader();
+  let opened = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!opened) {
+        opened = true;
+        controller.enqueue(opening);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(stream, { status: response.status, headers: response.headers });
+}
+
+/**
+ * MCP's cancellation (`notifications/cancelled`): the client gives up a request it sent, which
+ * runs as another POST, perhaps on another node. A notification stops it wherever it runs; a
+ * request is stoppable while it runs. Stopping closes its server and transport: what runs for
+ * it is aborted (a wait ends) and its stream ends with no answer, as the protocol asks. The
+ * task itself is not cancelled; cancel_generation does that.
+ */
+async function followCancellations(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  c: McpCaller,
+  message: unknown,
+  stop: () => void,
+): Promise<void> {
+  const { method, params } = (message ?? {}) as {
+    method?: unknown;
+    params?: { requestId?: unknown };
+  };
+  if (method === 'notifications/cancelled') {
+    const cancelled = params?.requestId;
+    if (typeof cancelled === 'string' || typeof cancelled === 'number') {
+      await c.cancellations.cancel(c.jti, cancelled).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'an MCP cancellation could not be passed on');
+      });
+    }
+    return;
+  }
+  const id = idOf(message);
+  if (id === null) return;
+  const untrack = c.cancellations.track(c.jti, id, stop);
+  reply.raw.on('close', untrack);
 }
 
 function idOf(message: unknown): string | number | null {

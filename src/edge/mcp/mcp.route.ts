@@ -11,6 +11,7 @@ import { corsHeaders, preflightRoute } from '../http/cors.ts';
 import { httpStatusOf } from '../http/error-status.ts';
 import { tokenKey } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
+import type { McpCancellations } from './cancellations.ts';
 import { toolError } from './tool-result.ts';
 
 /**
@@ -38,6 +39,7 @@ export async function mcpRoutes(
     /** Foreign origins whose pages may call this endpoint (`MCP_ALLOWED_ORIGINS`). */
     allowedOrigins: readonly string[];
     version: string;
+    cancellations: McpCancellations;
   },
 ) {
   const origins = new Set([new URL(o.publicUrl).origin, ...o.allowedOrigins]);
@@ -73,7 +75,7 @@ export async function mcpRoutes(
   const authenticate = async (
     request: FastifyRequest,
     reply: FastifyReply,
-  ): Promise<{ actor: Actor; account: McpPrincipal['account'] } | null> => {
+  ): Promise<{ actor: Actor; account: McpPrincipal['account']; jti: string } | null> => {
     const origin = request.headers.origin;
     // DNS rebinding: a page of another origin must not drive this endpoint from a browser,
     // unless the operator listed that origin.
@@ -103,6 +105,7 @@ export async function mcpRoutes(
           credential: { kind: 'mcp_token', clientId: principal.clientId },
         },
         account: principal.account,
+        jti: principal.jti,
       };
     } catch (error) {
       if (error instanceof AppError && error.retryable) {
@@ -142,7 +145,7 @@ export async function mcpRoutes(
     const mcp = await loadMcp();
     const signedIn = await authenticate(request, reply);
     if (signedIn === null) return reply;
-    const { actor, account } = signedIn;
+    const { actor, account, jti } = signedIn;
     // JSON-RPC batches left MCP in 2025-06-18 (none in 2025-11-25), but the SDK's transport still
     // runs up to 100 messages of one array, whatever version was negotiated: one request, one
     // rate-limit hit, a hundred tool calls. Refused whole, before any message is looked at.
@@ -165,6 +168,8 @@ export async function mcpRoutes(
       account,
       services: o.services,
       version: o.version,
+      jti,
+      cancellations: o.cancellations,
     });
     return reply;
   });
