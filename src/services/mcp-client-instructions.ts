@@ -191,7 +191,7 @@ function anyClient(deployment: McpDeployment): Entry {
     clientId: localToolsClientId,
     callbackRule: `For \`${localToolsClientId}\`: ${localToolsCallbacks}. A metadata document's client uses the callbacks its document lists.`,
     instructions: [
-      `Give the client \`${url}\`. It discovers the rest from the \`401\` answer (protected-resource metadata, then the authorization server's), then runs the authorization code flow with PKCE (\`S256\`), \`scope=mcp:access\` and \`resource=${url}\`. There is no dynamic registration; the client identifies itself with either:`,
+      `Give the client \`${url}\`. It discovers the rest from the \`401\` answer (protected-resource metadata, then the authorization server's), then runs the authorization code flow with PKCE (\`S256\`), \`scope=mcp:access\`, \`resource=${url}\` and a \`state\` of its own, which is required here and which it checks on the callback. There is no dynamic registration; the client identifies itself with either:`,
       `- a Client ID Metadata Document: an https URL as \`client_id\` (the MCP SDKs' \`clientMetadataUrl\`), ${documentHosts(deployment) ?? 'which this server does not accept (`OAUTH_CIMD_HOSTS` is empty)'};`,
       `- the built-in client ID \`${localToolsClientId}\` with one of its loopback callbacks, as in the snippet; or a client the operator adds in \`OAUTH_CLIENTS\`.`,
       '',

@@ -43,6 +43,20 @@ describe('MCP client instructions', () => {
     }
   });
 
+  it('the generic entry names every parameter the authorization requires, state included', () => {
+    // Spec §4.3: response_type=code, PKCE S256, scope, resource and state are all required.
+    const generic = named(local, 'Any other MCP client (and the MCP SDKs)').instructions;
+    for (const required of [
+      'authorization code',
+      'S256',
+      'scope=mcp:access',
+      'resource=',
+      '`state`',
+    ])
+      assert.ok(generic.includes(required), required);
+    assert.match(generic, /`state` of its own, which is required/);
+  });
+
   it('give the built-in client ID to the clients that cannot send a metadata document', () => {
     const withId = local.filter((e) => e.clientId !== null).map((e) => e.clientName);
     assert.deepEqual(withId, [
