@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Database } from '../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/database.ts';
-import { testModels } from '../helpers/generation.ts';
+import { submitOk, testModels, waitForTask } from '../helpers/generation.ts';
 import {
   authorizeInBrowser,
   authorizeUrl,
@@ -29,6 +29,7 @@ const applicable: ReadonlyArray<{ scenario: string; todo?: string }> = [
   { scenario: 'server-initialize' },
   { scenario: 'ping' },
   { scenario: 'tools-list' },
+  { scenario: 'resources-list' },
   { scenario: 'dns-rebinding-protection' },
 ];
 
@@ -156,7 +157,10 @@ describe('/mcp passes the official MCP conformance suite (server scenarios that 
     const clientId = 'atelier-local-tools';
     const redirectUri = 'http://localhost:45999/oauth/callback';
     const password = 'a conformance password';
-    const { account } = await seedAccount(t.app, { credits: { standard: 20 } });
+    const { account, apiKey } = await seedAccount(t.app, { credits: { standard: 20 } });
+    // A generation, so resources-list has a resource to check (uri, name).
+    const { taskId } = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'x' });
+    await waitForTask(t.url, apiKey, taskId);
     const email = `conformance-${account.id}@example.test`;
     await t.app.services.identityProvider!.addUser({ accountId: account.id, email, password });
     const pkce = await newPkce();
