@@ -121,7 +121,7 @@ function landing(d: {
   <section aria-labelledby="connect-title">
     <h2 id="connect-title">Connect</h2>
     <dl>
-      <dt>GraphQL API</dt><dd><code>POST ${e(d.publicUrl)}/graphql</code> with <code>X-API-Key</code> or <code>X-IdP-Token</code></dd>
+      <dt>GraphQL API</dt><dd><code>POST ${e(d.publicUrl)}/graphql</code> with <code>Authorization: Bearer svc_…</code> (an API key) or <code>X-IdP-Token</code> (an ID token)</dd>
       <dt>Live updates</dt><dd><code>${e(ws)}/graphql</code>, subprotocol <code>graphql-transport-ws</code></dd>
       <dt>MCP for AI agents</dt><dd><code>${e(d.publicUrl)}/mcp</code> (OAuth 2.0: <code>${e(d.publicUrl)}/.well-known/oauth-protected-resource/mcp</code>)</dd>
     </dl>

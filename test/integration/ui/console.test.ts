@@ -52,6 +52,33 @@ async function signIn(page: Page, t: TestApp, who: { email: string; password: st
   await page.waitForSelector('[data-testid=console][data-ready=true]');
 }
 
+/** How many voices the account can choose from, over every page of listVoiceModels. */
+async function voiceCount(t: TestApp, apiKey: string): Promise<number> {
+  let count = 0;
+  let after: string | null = null;
+  for (;;) {
+    const res: Awaited<
+      ReturnType<
+        typeof graphql<{
+          listVoiceModels: {
+            nodes: unknown[];
+            pageInfo: { hasNextPage: boolean; endCursor: string };
+          };
+        }>
+      >
+    > = await graphql(t.url, {
+      query:
+        'query ($after: String) { listVoiceModels(first: 100, after: $after) { nodes { voiceModelId } pageInfo { hasNextPage endCursor } } }',
+      variables: { after },
+      apiKey,
+    });
+    const page = res.body.data!.listVoiceModels;
+    count += page.nodes.length;
+    if (!page.pageInfo.hasNextPage) return count;
+    after = page.pageInfo.endCursor;
+  }
+}
+
 /** Submits the generate form and waits for the task's live updates to say it finished. */
 async function generate(page: Page): Promise<string | null> {
   await page.waitForFunction(() =>
@@ -97,6 +124,16 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.match(landing ?? '', /Atelier Sketch/, 'a built-in model is listed');
     assert.match(landing ?? '', new RegExp(`${t.url}/mcp`), 'the MCP endpoint is given');
     assert.match(landing ?? '', /graphql-transport-ws/);
+    // The header the server takes (issue 30 §6: it said X-API-Key, which is refused).
+    assert.match(landing ?? '', /Authorization: Bearer svc_…/);
+    assert.doesNotMatch(landing ?? '', /X-API-Key/);
+    const icon = await fetch(`${t.url}/favicon.ico`);
+    assert.equal(icon.status, 200);
+    assert.equal(icon.headers.get('content-type'), 'image/x-icon');
+    assert.deepEqual([...Buffer.from(await icon.arrayBuffer()).subarray(0, 4)], [0, 0, 1, 0]);
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      assert.equal((await fetch(`${t.url}/assets/${name}`)).status, 404, name);
+    }
     assert.equal(await page.isHidden('[data-testid=console]'), true);
     assert.equal(await page.getAttribute('#sign-in', 'href'), '/login?next=console');
     await assertAccessible(page);
@@ -185,6 +222,77 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.equal(mcp.status, 401);
     await assertAccessible(page);
     await snap(page, 'console-after');
+  });
+
+  it('a newcomer’s form: a hint, not an error; a refusal that ends; every voice; the prompts', async (test) => {
+    // Issue 30 §6, as a newcomer met it: a red "prompt: must not be empty" on an empty form,
+    // "Submitting…" forever after a refusal, the old error beside a new price, 100 of ~280
+    // voices with Afrikaans first, and gallery cards without their prompt.
+    const seeded = await seedAccount(t.app, { credits: {} });
+    await mcpAccessToken(t, seeded.account.id);
+    const page = await newPage(test, { locale: 'de-DE', viewport: { width: 1100, height: 900 } });
+    await signIn(page, t, {
+      email: `mcp-${seeded.account.id}@example.test`,
+      password: 'an mcp password',
+    });
+    await page.waitForFunction(
+      () =>
+        document.getElementById('estimate')?.textContent === 'Write the prompt to see the price.',
+    );
+    assert.equal(await page.getAttribute('#estimate', 'class'), 'detail');
+    assert.equal(
+      await page.isHidden('#generate-message'),
+      true,
+      'no error before anything is typed',
+    );
+
+    await page.fill('#generate-form textarea[name=prompt]', 'a kite');
+    await page.waitForFunction(() =>
+      /more than you have/.test(document.getElementById('estimate')?.textContent ?? ''),
+    );
+    await page.click('#generate-form button[type=submit]');
+    await page.waitForSelector('#generate-message:not([hidden])');
+    assert.match((await page.textContent('#generate-message')) ?? '', /credit/i);
+    assert.equal(await page.textContent('#task-status'), 'Not submitted.');
+    assert.equal(await page.isEnabled('#generate-form button[type=submit]'), true);
+    // A changed form is a new request: the refusal goes with the old one.
+    await page.fill('#generate-form textarea[name=prompt]', 'a red kite');
+    await page.waitForSelector('#generate-message', { state: 'hidden' });
+
+    // Speech: every voice, the browser's language (German) chosen, and a search that narrows.
+    const total = await voiceCount(t, seeded.apiKey);
+    assert.ok(total > 100, `${total} voices`);
+    await page.selectOption('#kind', 'speech');
+    await page.waitForSelector('#generate-form select[name=voiceModelId]');
+    assert.equal(await page.locator('select[name=voiceModelId] option').count(), total);
+    const chosen = await page.$eval(
+      'select[name=voiceModelId]',
+      (s) => (s as HTMLSelectElement).selectedOptions[0]?.textContent ?? '',
+    );
+    assert.match(chosen, /\(de(-[a-z]+)?\)$/, chosen);
+    await page.fill('#voice-search', 'portu');
+    const found = await page.$$eval('select[name=voiceModelId] option', (options) =>
+      options.map((o) => o.textContent ?? ''),
+    );
+    assert.ok(found.length > 0 && found.length < total, `${found.length} found`);
+    for (const text of found) assert.match(text, /portu/i);
+
+    // The gallery shows what each generation was asked with.
+    await t.app.services.accounts.grant({
+      accountId: seeded.account.id,
+      category: 'standard',
+      amount: 10,
+    });
+    await page.selectOption('#kind', 'image');
+    await page.waitForSelector('#generate-form textarea[name=prompt]');
+    await page.fill('#generate-form textarea[name=prompt]', 'a lighthouse in the fog');
+    assert.equal(await generate(page), '0');
+    await page.waitForSelector('#history article.content blockquote.prompt');
+    assert.equal(
+      await page.textContent('#history article.content blockquote.prompt'),
+      'a lighthouse in the fog',
+    );
+    await assertAccessible(page);
   });
 
   it('is usable on a phone-sized screen', async (test) => {

@@ -220,16 +220,9 @@ async function kindFields(kind, model) {
     ];
   }
   if (kind === 'speech') {
-    const { listVoiceModels } = await api(
-      '{ listVoiceModels(first: 100) { nodes { voiceModelId name language } } }',
-    );
     return [
       text('text', 'Text', caps.maxTextLength),
-      select(
-        'voiceModelId',
-        'Voice',
-        listVoiceModels.nodes.map((v) => [v.voiceModelId, `${v.name} (${v.language})`]),
-      ),
+      ...voicePicker(await allVoices()),
       select(
         'format',
         'Format',
@@ -266,6 +259,78 @@ async function kindFields(kind, model) {
       (caps.resolutions ?? []).map((r) => [r.resolution, r.resolution]),
     ),
   ];
+}
+
+/** Every voice, page after page (there are hundreds), fetched once per page load. */
+let voices;
+async function allVoices() {
+  if (voices !== undefined) return voices;
+  const found = [];
+  let after = null;
+  for (;;) {
+    const { listVoiceModels: page } = await api(
+      `query ($after: String) { listVoiceModels(first: 100, after: $after) {
+        nodes { voiceModelId name language } pageInfo { hasNextPage endCursor } } }`,
+      { after },
+    );
+    found.push(...page.nodes);
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor;
+  }
+  voices = found;
+  return voices;
+}
+
+/**
+ * The voice the browser's languages suggest: the first voice of the first language that has
+ * one, exactly (`en-gb`) or by its main tag (`en`); else the first voice.
+ */
+function preferredVoice(list) {
+  for (const tag of navigator.languages ?? [navigator.language]) {
+    const wanted = tag.toLowerCase();
+    const exact = list.find((v) => v.language === wanted);
+    if (exact !== undefined) return exact;
+    const main = wanted.split('-')[0];
+    const near = list.find((v) => v.language === main || v.language.startsWith(`${main}-`));
+    if (near !== undefined) return near;
+  }
+  return list[0];
+}
+
+/** A search box and the voices it narrows down to, the browser's language chosen first. */
+function voicePicker(list) {
+  const chosen = preferredVoice(list);
+  const option = (v) =>
+    h('option', { value: v.voiceModelId, selected: v === chosen }, `${v.name} (${v.language})`);
+  const select = h('select', { name: 'voiceModelId', required: true }, list.map(option));
+  const search = h('input', {
+    type: 'search',
+    id: 'voice-search',
+    placeholder: 'a name or a language, e.g. German, pt-br',
+    autocomplete: 'off',
+  });
+  search.addEventListener('input', () => {
+    const words = search.value.trim().toLowerCase();
+    const keep = select.value;
+    const shown = list.filter((v) => `${v.name} ${v.language}`.toLowerCase().includes(words));
+    select.replaceChildren(...shown.map(option));
+    if (shown.some((v) => v.voiceModelId === keep)) select.value = keep;
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  return [h('label', {}, `Find a voice (${list.length})`, search), h('label', {}, 'Voice', select)];
+}
+
+/** The name of the kind's text field when it is still empty (nothing to price yet), else null. */
+function mainText(kind, form) {
+  const [name, label] = {
+    image: ['prompt', 'prompt'],
+    video: ['prompt', 'prompt'],
+    speech: ['text', 'text'],
+    avatar: ['script', 'script'],
+  }[kind];
+  const field = form.elements.namedItem(name);
+  if (field === null) return null; // an avatar form without avatars has no script to write
+  return String(field.value ?? '').trim() === '' ? label : null;
 }
 
 /** The generate*Input the form describes. Long texts travel as variables, never in the query. */
@@ -337,6 +402,13 @@ function renderGenerate(root, onFinished) {
   const updateEstimate = async () => {
     const ticket = ++estimating;
     const kind = kindSelect.value;
+    // Nothing to price yet: said as a hint, not as an error of a form nobody filled in.
+    const empty = mainText(kind, form);
+    if (empty !== null) {
+      estimate.textContent = `Write the ${empty} to see the price.`;
+      estimate.className = 'detail';
+      return;
+    }
     try {
       const { estimateCost } = await api(
         'query ($input: CostEstimateInput!) { estimateCost(input: $input) { credits category affordable } }',
@@ -382,6 +454,8 @@ function renderGenerate(root, onFinished) {
     showModelFields().catch((e) => say(message, e.message)),
   );
   form.addEventListener('input', (event) => {
+    // A changed form is a new request: the last one's refusal no longer describes it.
+    say(message, '');
     if (event.target !== kindSelect && event.target !== modelSelect) soon();
   });
 
@@ -396,12 +470,14 @@ function renderGenerate(root, onFinished) {
     result.replaceChildren();
     delete status.dataset.finishCode;
     status.textContent = 'Submitting…';
+    let submitted = false;
     try {
       const data = await api(
         `mutation ($input: ${inputType}!) { ${mutation}(input: $input) { contentId taskId } }`,
         { input },
       );
       const { contentId, taskId } = data[mutation];
+      submitted = true;
       progress.hidden = false;
       progress.value = 0;
       const task = await follow(taskId, (t) => {
@@ -419,6 +495,8 @@ function renderGenerate(root, onFinished) {
       result.replaceChildren(contentCard(getContent));
       await onFinished();
     } catch (error) {
+      // Refused: nothing runs, so nothing is "Submitting…" any more.
+      if (!submitted) status.textContent = 'Not submitted.';
       say(message, error.message);
     } finally {
       submit.disabled = false;
@@ -430,7 +508,7 @@ function renderGenerate(root, onFinished) {
 
 // ---------------------------------------------------------------- history
 
-const contentFields = `contentId kind modelId createdAt creditsCharged creditsRefunded
+const contentFields = `contentId kind modelId createdAt creditsCharged creditsRefunded input
   task { status finishCode finishMessage }
   media { mediaId kind mimeType width height durationMs download { url expiresAt } }`;
 
@@ -449,8 +527,15 @@ function mediaView(media) {
   return h('video', { controls: true, preload: 'metadata', src: url, width: media.width });
 }
 
+/** What a generation was asked with, in words: its prompt, text or script. */
+function wordsOf(input) {
+  const words = input?.prompt ?? input?.text ?? input?.script;
+  return typeof words === 'string' && words !== '' ? words : undefined;
+}
+
 function contentCard(content) {
   const { task } = content;
+  const words = wordsOf(content.input);
   const state =
     task.status === 'finished'
       ? task.finishCode === 0
@@ -467,6 +552,7 @@ function contentCard(content) {
       `${dateTime(content.createdAt)} · ${state} · ${content.creditsCharged} credits`,
       content.creditsRefunded ? ` (${content.creditsRefunded} refunded)` : '',
     ),
+    words === undefined ? null : h('blockquote', { class: 'prompt' }, words),
     task.finishCode && task.finishMessage ? h('p', { class: 'detail' }, task.finishMessage) : null,
     content.media.map((m) =>
       h(
