@@ -156,9 +156,9 @@ export async function buildCore(
     ffmpeg,
     clock,
     // Called only when an engine runs, by then `health` (below: it lists the models' backends) exists.
-    observe: (backend, outcome, ms) => {
-      metrics.observeBackendCall(backend, outcome, ms / 1000);
-      health.record(backend, outcome, ms);
+    observe: (backend, outcome, ms, status) => {
+      metrics.observeBackendCall(backend, outcome, status, ms / 1000);
+      health.record(backend, outcome, ms, status);
     },
     ...(overrides.remoteFetch ? { publicNetwork: overrides.remoteFetch } : {}),
   });

@@ -4,8 +4,15 @@ import type { Clock } from '../shared/clock.ts';
 export interface BackendStatus {
   /** `${engine} ${origin}`, as in `/metrics`. */
   readonly backend: string;
-  /** Whether its last call succeeded; null before the first call of this process. */
+  /**
+   * Whether its last call got an answer, whatever its status (a 404 to a lookup is an answer
+   * from a working server); null before the first call of this process.
+   */
   readonly reachable: boolean | null;
+  /** Whether its last call succeeded (a 2xx); null before the first call. */
+  readonly lastOk: boolean | null;
+  /** The HTTP status of its last call; null before the first, or when it got no answer. */
+  readonly lastStatus: number | null;
   readonly calls: number;
   readonly failures: number;
   /** Of the last call, in ms; null before the first. */
@@ -16,7 +23,7 @@ export interface BackendStatus {
 interface Tally {
   calls: number;
   failures: number;
-  last: { ok: boolean; ms: number; at: Date } | null;
+  last: { ok: boolean; status: number | null; ms: number; at: Date } | null;
 }
 
 /**
@@ -34,17 +41,19 @@ export class BackendHealth {
     for (const backend of configured) this.#tally(backend);
   }
 
-  record(backend: string, outcome: 'ok' | 'failed', ms: number): void {
+  record(backend: string, outcome: 'ok' | 'failed', ms: number, status: number | null): void {
     const tally = this.#tally(backend);
     tally.calls += 1;
     if (outcome === 'failed') tally.failures += 1;
-    tally.last = { ok: outcome === 'ok', ms: Math.round(ms), at: this.#clock.now() };
+    tally.last = { ok: outcome === 'ok', status, ms: Math.round(ms), at: this.#clock.now() };
   }
 
   snapshot(): BackendStatus[] {
     return [...this.#tallies.entries()].map(([backend, t]) => ({
       backend,
-      reachable: t.last === null ? null : t.last.ok,
+      reachable: t.last === null ? null : t.last.status !== null,
+      lastOk: t.last === null ? null : t.last.ok,
+      lastStatus: t.last?.status ?? null,
       calls: t.calls,
       failures: t.failures,
       lastLatencyMs: t.last?.ms ?? null,

@@ -39,7 +39,13 @@ export interface Metrics {
   /** Balance changes of one reason, counted once their transaction has committed. */
   countCredits(reason: CreditReason, amounts: readonly CreditAmount[]): void;
   /** One HTTP call of a model server (every attempt); `backend` is `${engine} ${origin}`. */
-  observeBackendCall(backend: string, outcome: 'ok' | 'failed', seconds: number): void;
+  /** `status`: the HTTP status answered, or null when no answer came (label `none`). */
+  observeBackendCall(
+    backend: string,
+    outcome: 'ok' | 'failed',
+    status: number | null,
+    seconds: number,
+  ): void;
   /** Prometheus text exposition format (`contentType`). */
   render(): Promise<string>;
   readonly contentType: string;
@@ -63,7 +69,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #graphql: Counter<'operation_type' | 'outcome'>;
   readonly #tasks: Histogram<'model_id' | 'finish_code'>;
   readonly #credits: Counter<'category' | 'reason'>;
-  readonly #backends: Histogram<'backend' | 'outcome'>;
+  readonly #backends: Histogram<'backend' | 'outcome' | 'status'>;
 
   constructor(options: { queue: () => Promise<readonly QueueSnapshotRow[]> }) {
     this.#queue = options.queue;
@@ -96,8 +102,8 @@ export class PrometheusMetrics implements Metrics {
     });
     this.#backends = new Histogram({
       name: 'atelier_backend_call_duration_seconds',
-      help: 'Calls of model servers (each attempt), by backend (engine and origin) and outcome.',
-      labelNames: ['backend', 'outcome'],
+      help: 'Calls of model servers (each attempt), by backend (engine and origin), outcome and HTTP status (none: no answer).',
+      labelNames: ['backend', 'outcome', 'status'],
       buckets: taskBuckets,
       registers,
     });
@@ -159,8 +165,16 @@ export class PrometheusMetrics implements Metrics {
     }
   }
 
-  observeBackendCall(backend: string, outcome: 'ok' | 'failed', seconds: number): void {
-    this.#backends.observe({ backend, outcome }, seconds);
+  observeBackendCall(
+    backend: string,
+    outcome: 'ok' | 'failed',
+    status: number | null,
+    seconds: number,
+  ): void {
+    this.#backends.observe(
+      { backend, outcome, status: status === null ? 'none' : String(status) },
+      seconds,
+    );
   }
 
   render(): Promise<string> {

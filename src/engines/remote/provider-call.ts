@@ -65,7 +65,7 @@ export async function callProvider(deps: RemoteDeps, call: ProviderCall): Promis
         connectTimeoutMs: o.connectTimeoutMs,
       });
     } catch (error) {
-      deps.observe(call.backend, 'failed', performance.now() - started);
+      deps.observe(call.backend, 'failed', performance.now() - started, null);
       call.signal.throwIfAborted();
       const reason = describe(error, attemptSignal, o.callTimeoutMs);
       if (attempt >= o.maxAttempts) {
@@ -75,7 +75,12 @@ export async function callProvider(deps: RemoteDeps, call: ProviderCall): Promis
       continue;
     }
     const retry = shouldRetry(response) && attempt < o.maxAttempts;
-    deps.observe(call.backend, response.ok ? 'ok' : 'failed', performance.now() - started);
+    deps.observe(
+      call.backend,
+      response.ok ? 'ok' : 'failed',
+      performance.now() - started,
+      response.status,
+    );
     if (!retry) return response;
     const asked = parseRetryAfter(response.headers, clock.now().getTime());
     await response.body?.cancel().catch(() => {});

@@ -29,8 +29,11 @@ export interface RemoteDeps {
       providerAuthorization?: string;
     },
   ): Promise<{ bytes: Buffer; contentType: string | null }>;
-  /** Records one call of a backend (for /metrics and /readyz): backend = `${engine} ${origin}`. */
-  observe(backend: string, outcome: 'ok' | 'failed', ms: number): void;
+  /**
+   * Records one call of a backend (for /metrics and /readyz): backend = `${engine} ${origin}`,
+   * `status` the HTTP status it answered, or null when no answer came (it is unreachable).
+   */
+  observe(backend: string, outcome: 'ok' | 'failed', ms: number, status: number | null): void;
   /** Outputs are checked before they are stored: images decoded (sharp), audio/video probed (ffmpeg). */
   probe: {
     image(bytes: Buffer): Promise<{ format: string; width: number; height: number }>;

@@ -44,7 +44,7 @@ export async function sendCreate(
     try {
       response = await exchange(call.url, call.init, { signal: attemptSignal, connectTimeoutMs });
     } catch (error) {
-      deps.observe(call.backend, 'failed', performance.now() - started);
+      deps.observe(call.backend, 'failed', performance.now() - started, null);
       call.signal.throwIfAborted();
       const refused = (error as { code?: unknown }).code === 'ECONNREFUSED';
       if (!refused || attempt >= maxAttempts) {
@@ -56,7 +56,12 @@ export async function sendCreate(
       await pause(retryDelayMs(null, attempt), call.signal);
       continue;
     }
-    deps.observe(call.backend, response.ok ? 'ok' : 'failed', performance.now() - started);
+    deps.observe(
+      call.backend,
+      response.ok ? 'ok' : 'failed',
+      performance.now() - started,
+      response.status,
+    );
     if (response.status !== 429 || attempt >= maxAttempts) return response;
     const asked = parseRetryAfter(response.headers, clock.now().getTime());
     await response.body?.cancel().catch(() => {});

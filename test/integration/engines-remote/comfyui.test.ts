@@ -182,7 +182,7 @@ describeEachBackend('the comfyui engine makes images (ComfyUI protocol stand-in)
     assert.match(
       metrics,
       new RegExp(
-        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="ok"\\} [1-9]`,
+        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="ok",status="200"\\} [1-9]`,
       ),
     );
   });

@@ -161,7 +161,7 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
     assert.match(
       metrics,
       new RegExp(
-        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="failed"\\} [1-9]`,
+        `atelier_backend_call_duration_seconds_count\\{backend="${backend}",outcome="failed",status="429"\\} [1-9]`,
       ),
     );
     // /readyz lists every configured backend, called or not, and stays ready.
@@ -177,6 +177,8 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
       {
         backend: `openai-speech ${origin}`,
         reachable: null,
+        lastOk: null,
+        lastStatus: null,
         calls: 0,
         failures: 0,
         lastLatencyMs: null,
@@ -296,6 +298,35 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
       .filter((r) => (r.json as { prompt: string }).prompt === 'a huge pair');
     assert.equal(calls.length, 1, 'refused, not retried');
     assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
+  });
+
+  it('/readyz: a server that answered an error is reachable; only silence is not', async () => {
+    // Issue 30 §6: a working backend showed as unreachable after a call got a 404.
+    const refused = await image('mdl_oa-bad-key', 'is anyone answering');
+    assert.equal(refused.task.finishCode, FinishCode.EngineFailure);
+    const silent = await image('mdl_oa-nowhere', 'is anyone there');
+    assert.equal(silent.task.finishCode, FinishCode.EngineFailure);
+    const { backends } = (await (await fetch(`${t.url}/readyz`)).json()) as {
+      backends: Array<Record<string, unknown>>;
+    };
+    const answered = backends.find(
+      (b) => b.backend === `openai-images ${new URL(standin.baseUrl).origin}`,
+    );
+    assert.deepEqual(
+      [answered?.reachable, answered?.lastOk, answered?.lastStatus],
+      [true, false, 401],
+    );
+    const nobody = backends.find((b) => b.backend === `openai-images ${new URL(nowhere).origin}`);
+    assert.deepEqual([nobody?.reachable, nobody?.lastOk, nobody?.lastStatus], [false, false, null]);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /atelier_backend_call_duration_seconds_count\{backend="openai-images [^"]+",outcome="failed",status="401"\} [1-9]/,
+    );
+    assert.match(
+      metrics,
+      /atelier_backend_call_duration_seconds_count\{backend="openai-images [^"]+",outcome="failed",status="none"\} [1-9]/,
+    );
   });
 
   it('a refused key finishes with code 1 and its value appears nowhere', async () => {
