@@ -7,6 +7,7 @@ import { openSignIn } from './auth/sign-in.ts';
 import type { Config } from './config/config.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
+import { creditCategories } from './domain/credits.ts';
 import type { ModelDefinition } from './domain/model.ts';
 import type { Services } from './edge/services.ts';
 import type { Engine } from './engines/engine.ts';
@@ -266,7 +267,13 @@ export async function buildCore(
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
-      accounts: new AccountService({ db, clock, changes: credentialEvents, metrics }),
+      accounts: new AccountService({
+        db,
+        clock,
+        changes: credentialEvents,
+        categories: creditCategories(config.creditCategories, models),
+        metrics,
+      }),
       apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents, spending, managers }),
       catalogue,
       library,

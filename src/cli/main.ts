@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation } from '../core.ts';
 import { systemClock } from '../shared/clock.ts';
-import { AppError, ErrorCode } from '../shared/errors.ts';
+import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
@@ -24,9 +24,12 @@ Commands:
   worker                                  task workers only (PostgreSQL: any number of them)
   migrate                                 apply database migrations and exit
   account create --alias A [--credits CATEGORY=N]... [--api-key-access] [--role user|admin]
+  account list [--first N] [--after ALIAS]  accounts by alias, with their balances
+  account show --account ID | --alias A   one account, with its balances
   account grant --account ID --category C --amount N
   account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
+  apikey list --account ID                the account's keys (never a secret)
   idp user add --account ID --email E --password-stdin
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
 
@@ -49,6 +52,8 @@ const options = {
   name: { type: 'string' },
   'expires-in': { type: 'string' },
   email: { type: 'string' },
+  first: { type: 'string' },
+  after: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -62,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.umask(ownerOnlyUmask);
   try {
     const { values, positionals } = parseArgs({
-      args: [...argv],
+      args: negativeValuesJoined(argv),
       options,
       allowPositionals: true,
       allowNegative: true,
@@ -230,11 +235,23 @@ const operatorCommands: Record<
       apiKeyAccess: v['api-key-access'] ?? false,
       credits: parseCredits(v.credits ?? []),
     }),
+  'account list': (core, v) =>
+    core.services.accounts.list(
+      v.first === undefined ? 100 : integer(v.first, 'first'),
+      v.after ?? null,
+    ),
+  'account show': (core, v) => {
+    if ((v.account === undefined) === (v.alias === undefined))
+      throw new UsageError('Give one of --account ID or --alias A.');
+    return core.services.accounts.show(
+      v.account === undefined ? { alias: v.alias! } : { id: v.account },
+    );
+  },
   'account grant': (core, v) =>
     core.services.accounts.grant({
       accountId: required(v.account, '--account'),
       category: required(v.category, '--category'),
-      amount: wholeNumber(required(v.amount, '--amount'), '--amount'),
+      amount: integer(required(v.amount, '--amount'), 'amount'),
     }),
   'account update': (core, v) =>
     core.services.accounts.update(required(v.account, '--account'), {
@@ -243,6 +260,7 @@ const operatorCommands: Record<
         : { status: oneOf(v.status, ['active', 'suspended', 'deleted'] as const, '--status') }),
       ...(v['api-key-access'] === undefined ? {} : { apiKeyAccess: v['api-key-access'] }),
     }),
+  'apikey list': (core, v) => core.services.apiKeys.listOf(required(v.account, '--account')),
   'apikey create': async (core, v) => {
     const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);
     if (expiresIn === null && v['expires-in'] !== undefined) {
@@ -304,9 +322,38 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], flag: str
   return value as T;
 }
 
-function wholeNumber(value: string, flag: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number.`);
+/**
+ * A whole number, negative ones included: what is allowed (a grant adds at least 1) is the
+ * service's rule, answered as the JSON error (120001) every bad value gets.
+ */
+function integer(value: string, field: string): number {
+  if (!/^-?\d{1,15}$/.test(value))
+    throw invalidInput([{ field, message: 'must be a whole number' }]);
   return Number(value);
+}
+
+/**
+ * The arguments with a negative number after an option joined to it (`--amount -5` becomes
+ * `--amount=-5`): parseArgs takes `-5` for an option of its own and refuses the line, so the
+ * value would never reach the check that explains what is wrong with it.
+ */
+function negativeValuesJoined(argv: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.slice(2);
+    const takesValue =
+      Object.hasOwn(options, name) &&
+      (options as Record<string, { type: string }>)[name]!.type === 'string';
+    if (arg.startsWith('--') && takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i += 1;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
 }
 
 function parseCredits(entries: readonly string[]): Record<string, number> {

@@ -39,3 +39,15 @@ export function planDebit(
   }
   return { ok: true, parts };
 }
+
+/**
+ * The credit categories there are: the ones spent in order (`CREDIT_CATEGORIES`) and the ones a
+ * model's pricing draws from. A grant of any other would be spent by nothing.
+ */
+export function creditCategories(
+  order: readonly string[],
+  models: readonly { readonly pricing: { readonly category: string | null } }[],
+): string[] {
+  const named = models.flatMap((m) => (m.pricing.category === null ? [] : [m.pricing.category]));
+  return [...new Set([...order, ...named])];
+}

@@ -7,10 +7,12 @@ import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/
 import { newId } from '../shared/ids.ts';
 import {
   type AccountPatch,
+  type AccountWithBalances,
   findAccount,
   findAccountByAlias,
   findAccountWithBalances,
   insertAccount,
+  listAccountsWithBalances,
   updateAccount,
 } from '../store/account.store.ts';
 import { changeBalance } from '../store/credit.store.ts';
@@ -53,18 +55,25 @@ export class AccountService {
   readonly #clock: Clock;
   readonly #changes: Pick<CredentialEvents, 'publish'>;
   readonly #metrics: Metrics | undefined;
+  readonly #categories: readonly string[];
 
   constructor(deps: {
     db: Db;
     clock: Clock;
     /** Where status changes are announced, for every node's credential cache. */
     changes: Pick<CredentialEvents, 'publish'>;
+    /**
+     * The credit categories there are: those `CREDIT_CATEGORIES` spends and those a model's
+     * pricing draws from. Credits of any other would be spent by nothing.
+     */
+    categories: readonly string[];
     /** Grants, counted after their transaction commits (default: none). */
     metrics?: Metrics;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#changes = deps.changes;
+    this.#categories = deps.categories;
     this.#metrics = deps.metrics;
   }
 
@@ -79,7 +88,7 @@ export class AccountService {
   async create(input: CreateAccountInput): Promise<UserProfile> {
     const problems = [...aliasProblems(input.alias)];
     for (const [category, amount] of Object.entries(input.credits ?? {})) {
-      problems.push(...grantProblems(category, amount));
+      problems.push(...grantProblems(category, amount, this.#categories));
     }
     if (problems.length > 0) throw invalidInput(problems);
     const id = newId('acc');
@@ -113,7 +122,7 @@ export class AccountService {
 
   /** Operator: adds credits of one category; returns the new balance. */
   async grant(input: GrantInput): Promise<CreditBalance> {
-    const problems = grantProblems(input.category, input.amount);
+    const problems = grantProblems(input.category, input.amount, this.#categories);
     if (problems.length > 0) throw invalidInput(problems);
     const amount = await this.#db.transaction().execute(async (trx) => {
       if ((await findAccount(trx, input.accountId)) === undefined) throw accountNotFound();
@@ -148,6 +157,31 @@ export class AccountService {
     return this.#profileOrThrow(accountId);
   }
 
+  /** Operator: one account, by id or by alias, with its balances. */
+  async show(ref: { id?: string; alias?: string }): Promise<UserProfile> {
+    const id =
+      ref.id ??
+      (ref.alias === undefined ? undefined : (await findAccountByAlias(this.#db, ref.alias))?.id);
+    if (id === undefined) throw accountNotFound();
+    return this.#profileOrThrow(id);
+  }
+
+  /**
+   * Operator: accounts by alias, at most `first` (1 to 1,000), after the alias `after`; with
+   * `next`, the alias to pass as `after` for the following page.
+   */
+  async list(
+    first: number,
+    after: string | null,
+  ): Promise<{ accounts: UserProfile[]; next: string | null }> {
+    if (!Number.isInteger(first) || first < 1 || first > 1_000) {
+      throw invalidInput([{ field: 'first', message: 'must be a whole number from 1 to 1000' }]);
+    }
+    const rows = await listAccountsWithBalances(this.#db, first + 1, after);
+    const page = rows.slice(0, first).map(profileOf);
+    return { accounts: page, next: rows.length > first ? (page.at(-1)?.alias ?? null) : null };
+  }
+
   async #profileOrThrow(accountId: string): Promise<UserProfile> {
     const profile = await this.#profile(accountId);
     if (profile === undefined) throw accountNotFound();
@@ -156,17 +190,20 @@ export class AccountService {
 
   async #profile(accountId: string): Promise<UserProfile | undefined> {
     const account = await findAccountWithBalances(this.#db, accountId);
-    if (account === undefined) return undefined;
-    return {
-      id: account.id,
-      alias: account.alias,
-      status: account.status,
-      role: account.role,
-      apiKeyAccess: account.api_key_access,
-      creditBalances: account.balances,
-      createdAt: account.created_at,
-    };
+    return account === undefined ? undefined : profileOf(account);
   }
+}
+
+function profileOf(account: AccountWithBalances): UserProfile {
+  return {
+    id: account.id,
+    alias: account.alias,
+    status: account.status,
+    role: account.role,
+    apiKeyAccess: account.api_key_access,
+    creditBalances: account.balances,
+    createdAt: account.created_at,
+  };
 }
 
 function accountNotFound(): AppError {
@@ -179,12 +216,21 @@ function aliasProblems(alias: string): FieldProblem[] {
     : [{ field: 'alias', message: 'use 1 to 64 letters, digits, ".", "_" or "-"' }];
 }
 
-function grantProblems(category: string, amount: number): FieldProblem[] {
+function grantProblems(
+  category: string,
+  amount: number,
+  categories: readonly string[],
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(category)) {
     problems.push({
       field: 'category',
       message: `"${category}" is not a category name (a-z, 0-9, _ -)`,
+    });
+  } else if (!categories.includes(category)) {
+    problems.push({
+      field: 'category',
+      message: `no category "${category}": the categories are ${categories.join(', ')} (CREDIT_CATEGORIES, and those models' pricing names)`,
     });
   }
   if (!Number.isInteger(amount) || amount <= 0 || amount > maxBalance) {

@@ -106,18 +106,28 @@ export class ApiKeyService {
     return { apiKey: toInfo(row, null), secret: key.secret };
   }
 
+  /** Operator: every key of an account (metadata only, as any listing). */
+  async listOf(accountId: string): Promise<ApiKeyInfo[]> {
+    if ((await findAccount(this.#db, accountId)) === undefined) {
+      throw new AppError(ErrorCode.NotFound, 'No such account.');
+    }
+    return this.#infos(accountId);
+  }
+
   /** The account's keys; for a limited key, only its own entry. */
   async list(actor: Actor): Promise<ApiKeyInfo[]> {
     const right = await this.#managers.right(actor);
     if (right === 'none') throw refusal(right);
-    const [rows, limits] = await Promise.all([
-      listApiKeys(this.#db, actor.accountId),
-      this.#spending.views(actor.accountId),
-    ]);
     const own = ownKeyId(actor);
-    return rows
-      .filter((row) => right === 'full' || row.id === own)
-      .map((row) => toInfo(row, limits.get(row.id) ?? null));
+    return (await this.#infos(actor.accountId)).filter((key) => right === 'full' || key.id === own);
+  }
+
+  async #infos(accountId: string): Promise<ApiKeyInfo[]> {
+    const [rows, limits] = await Promise.all([
+      listApiKeys(this.#db, accountId),
+      this.#spending.views(accountId),
+    ]);
+    return rows.map((row) => toInfo(row, limits.get(row.id) ?? null));
   }
 
   /** Replaces the limits of one of the caller's keys (`null`: none). */

@@ -99,3 +99,30 @@ export async function findAccountWithBalances(
 ): Promise<AccountWithBalances | undefined> {
   return (await accountWithBalances(q, id))[0];
 }
+
+/**
+ * Accounts with their balances, by alias (the order an operator reads them in), at most
+ * `first`, after the alias `after` when given.
+ */
+export async function listAccountsWithBalances(
+  q: Queryable,
+  first: number,
+  after: string | null,
+): Promise<AccountWithBalances[]> {
+  let query = q
+    .selectFrom('accounts')
+    .selectAll('accounts')
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('credit_balances')
+          .select(['category', 'amount'])
+          .whereRef('credit_balances.account_id', '=', 'accounts.id')
+          .orderBy('category'),
+      ).as('balances'),
+    )
+    .orderBy('accounts.alias')
+    .limit(first);
+  if (after !== null) query = query.where('accounts.alias', '>', after);
+  return query.execute();
+}

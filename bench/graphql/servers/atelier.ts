@@ -10,7 +10,13 @@ import { migrateToLatest } from '../../../src/store/migrator.ts';
 
 keepWebAssemblyOnBaseline(); // as `bin/atelier serve` runs
 const config = loadConfig({
-  env: { RATE_LIMIT_PER_WINDOW: '0', ...process.env, LOG_LEVEL: 'silent' },
+  // Two categories, as the floors' account holds (a category exists once it is named here).
+  env: {
+    RATE_LIMIT_PER_WINDOW: '0',
+    CREDIT_CATEGORIES: 'standard,video',
+    ...process.env,
+    LOG_LEVEL: 'silent',
+  },
   cwd: process.cwd(),
 });
 const database =

@@ -132,7 +132,8 @@ describe('bin/atelier on the embedded database', () => {
   });
 
   it('operator commands print JSON and change what the API shows', async () => {
-    const env = { DATA_DIR: migratedDataDir() };
+    // A second category, which exists once CREDIT_CATEGORIES names it.
+    const env = { DATA_DIR: migratedDataDir(), CREDIT_CATEGORIES: 'standard,video' };
     const created = await atelier(
       [
         'account',
@@ -228,6 +229,60 @@ describe('bin/atelier on the embedded database', () => {
     }
   });
 
+  it('account list, account show and apikey list print what there is, never a secret', async () => {
+    const env = { DATA_DIR: migratedDataDir() };
+    const made: { id: string; alias: string }[] = [];
+    for (const alias of ['carol', 'alice', 'bob']) {
+      const run = await atelier(
+        ['account', 'create', '--alias', alias, '--credits', 'standard=7', '--api-key-access'],
+        env,
+      );
+      made.push(JSON.parse(run.stdout) as { id: string; alias: string });
+    }
+    const first = await atelier(['account', 'list', '--first', '2'], env);
+    assert.equal(first.code, 0, first.stderr);
+    const page = JSON.parse(first.stdout) as {
+      accounts: { alias: string; creditBalances: unknown[] }[];
+      next: string | null;
+    };
+    assert.deepEqual(
+      page.accounts.map((a) => a.alias),
+      ['alice', 'bob'],
+    );
+    assert.deepEqual(page.accounts[0]!.creditBalances, [{ category: 'standard', amount: 7 }]);
+    assert.equal(page.next, 'bob');
+    const rest = JSON.parse((await atelier(['account', 'list', '--after', 'bob'], env)).stdout) as {
+      accounts: { alias: string }[];
+      next: string | null;
+    };
+    assert.deepEqual([rest.accounts.map((a) => a.alias), rest.next], [['carol'], null]);
+
+    const carol = made[0]!;
+    const byAlias = JSON.parse(
+      (await atelier(['account', 'show', '--alias', 'carol'], env)).stdout,
+    );
+    const byId = JSON.parse(
+      (await atelier(['account', 'show', '--account', carol.id], env)).stdout,
+    );
+    assert.deepEqual(byAlias, byId);
+    assert.equal(byId.id, carol.id);
+    const missing = await atelier(['account', 'show', '--alias', 'nobody'], env);
+    assert.equal((JSON.parse(missing.stderr) as { error: { code: string } }).error.code, '140004');
+
+    const key = JSON.parse(
+      (await atelier(['apikey', 'create', '--account', carol.id, '--name', 'ci'], env)).stdout,
+    ) as { secret: string; apiKey: { id: string } };
+    const keys = await atelier(['apikey', 'list', '--account', carol.id], env);
+    assert.equal(keys.code, 0, keys.stderr);
+    const listed = JSON.parse(keys.stdout) as { id: string; name: string; prefix: string }[];
+    assert.deepEqual(
+      listed.map((k) => [k.id, k.name]),
+      [[key.apiKey.id, 'ci']],
+    );
+    assert.ok(key.secret.startsWith(listed[0]!.prefix));
+    assert.doesNotMatch(keys.stdout, new RegExp(key.secret), 'metadata only');
+  });
+
   it('bad input is refused with a clear message and changes nothing', async () => {
     const env = { DATA_DIR: migratedDataDir() };
     const bad = await atelier(
@@ -257,6 +312,39 @@ describe('bin/atelier on the embedded database', () => {
 
     const noAccess = await atelier(['account', 'create', '--alias', 'plain'], env);
     const plain = JSON.parse(noAccess.stdout) as { id: string };
+
+    // Issue 30 §6: a negative or non-numeric amount is the documented JSON error, not the
+    // usage text; a category nothing spends is refused, naming the ones there are.
+    for (const [amount, message] of [
+      ['-5', /must be a whole number from 1 to/],
+      ['0', /must be a whole number from 1 to/],
+      ['five', /must be a whole number/],
+    ] as const) {
+      const run = await atelier(
+        ['account', 'grant', '--account', plain.id, '--category', 'standard', '--amount', amount],
+        env,
+      );
+      assert.equal(run.code, 1, `${amount}: ${run.stderr}`);
+      const { error } = JSON.parse(run.stderr) as {
+        error: { code: string; field: string; message: string };
+      };
+      assert.deepEqual([error.code, error.field], ['120001', 'amount'], amount);
+      assert.match(error.message, message, amount);
+    }
+    const typo = await atelier(
+      ['account', 'grant', '--account', plain.id, '--category', 'standrad', '--amount', '5'],
+      env,
+    );
+    const { error: typoError } = JSON.parse(typo.stderr) as {
+      error: { code: string; field: string; message: string };
+    };
+    assert.deepEqual([typoError.code, typoError.field], ['120001', 'category']);
+    assert.match(typoError.message, /no category "standrad": the categories are standard/);
+    const shown = await atelier(['account', 'show', '--account', plain.id], env);
+    assert.deepEqual(
+      (JSON.parse(shown.stdout) as { creditBalances: unknown[] }).creditBalances,
+      [],
+    );
     const refused = await atelier(['apikey', 'create', '--account', plain.id], env);
     assert.equal((JSON.parse(refused.stderr) as { error: { code: string } }).error.code, '110202');
 

@@ -16,7 +16,8 @@ describeEachBackend('credentials on /graphql (spec §5.1)', (backend) => {
   let t: TestApp;
   before(async () => {
     database = await createTestDatabase(backend);
-    t = await startTestApp(database);
+    // A second category, for an account holding two (a category exists once named here).
+    t = await startTestApp(database, { env: { CREDIT_CATEGORIES: 'standard,video' } });
   });
   beforeEach(() => resetDatabase(database));
   after(async () => {
