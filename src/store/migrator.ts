@@ -14,6 +14,7 @@ import * as claimFunction from './migrations/0011-claim-function.ts';
 import * as spendingLimits from './migrations/0012-spending-limits.ts';
 import * as taskEventLog from './migrations/0013-task-event-log.ts';
 import * as webhooks from './migrations/0014-webhooks.ts';
+import * as revokedCodes from './migrations/0015-revoked-codes.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -31,6 +32,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0012-spending-limits': spendingLimits,
   '0013-task-event-log': taskEventLog,
   '0014-webhooks': webhooks,
+  '0015-revoked-codes': revokedCodes,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

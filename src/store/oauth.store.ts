@@ -160,7 +160,7 @@ export async function deletePendingAuthorization(q: Queryable, sessionHash: stri
 
 export async function insertCode(
   q: Queryable,
-  row: Omit<OauthCodeRow, 'created_at' | 'used_at'>,
+  row: Omit<OauthCodeRow, 'created_at' | 'used_at' | 'revoked_at'>,
 ): Promise<void> {
   await q.insertInto('oauth_codes').values(row).execute();
 }
@@ -330,9 +330,10 @@ export async function revokeConnection(
       .where('client_id', '=', clientId)
       .where('revoked_at', 'is', null)
       .execute();
+    // Used, so no exchange redeems it, and revoked, so the refusal says why.
     await trx
       .updateTable('oauth_codes')
-      .set({ used_at: sql<Date>`now()` })
+      .set({ used_at: sql<Date>`now()`, revoked_at: sql<Date>`now()` })
       .where('account_id', '=', accountId)
       .where('client_id', '=', clientId)
       .where('used_at', 'is', null)

@@ -196,6 +196,8 @@ export interface OauthCodesTable {
   created_at: CreatedAt;
   expires_at: Date;
   used_at: Date | null;
+  /** Set when the connection's revocation ended the code unused (it is marked used too). */
+  revoked_at: Date | null;
 }
 
 export interface OauthTokensTable {

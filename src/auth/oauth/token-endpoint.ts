@@ -74,6 +74,11 @@ export class TokenEndpoint {
       if (code === undefined) return refused('Unknown code.');
       const mismatch = bindingMismatch(code, form);
       if (mismatch !== null) return refused(mismatch);
+      if (code.revoked_at !== null) {
+        return refused(
+          'The connection was revoked before this code was exchanged: the person withdrew access. Start the authorization again.',
+        );
+      }
       if (code.used_at !== null) {
         await revokeTokensOfCode(trx, codeHash);
         return refused('This code was already used; the tokens it gave are revoked.');

@@ -33,6 +33,7 @@ const allMigrations = [
   '0012-spending-limits',
   '0013-task-event-log',
   '0014-webhooks',
+  '0015-revoked-codes',
 ];
 
 describe('bin/atelier on the embedded database', () => {

@@ -5,6 +5,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { postMcp } from '../../helpers/mcp.ts';
 import {
   authorizedCallback,
@@ -106,6 +107,35 @@ describeEachBackend('the token endpoint binds codes to their client (issue 15)',
         `round ${round}: the winner's token is revoked by the replay`,
       );
     }
+  });
+
+  it('a code its connection was revoked before being exchanged says so, not "already used"', async () => {
+    // Issue 30 §6: revokeMcpConnection ended the unused code by marking it used, so the client
+    // was told the code had been used, which it had not.
+    const { account, apiKey } = await seedAccount(t.app);
+    const { callback, pkce } = await authorizedCallback(t, {
+      accountId: account.id,
+      who: { email: `token-${++people}@example.test`, password: 'a token password' },
+      clientId,
+      redirectUri,
+    });
+    const revoked = await graphql(t.url, {
+      query: `mutation { revokeMcpConnection(clientId: "${clientId}") { clientId revokedAt } }`,
+      apiKey,
+    });
+    assert.deepEqual(errorCodes(revoked), []);
+    const res = await tokenRequest(
+      t.url,
+      codeExchangeFields(t.url, clientId, redirectUri, callback, pkce),
+    );
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, 'invalid_grant');
+    assert.match(
+      String(res.body.error_description),
+      /connection was revoked before this code was exchanged/,
+    );
+    assert.doesNotMatch(String(res.body.error_description), /already used/);
+    assert.equal(res.body.access_token, undefined);
   });
 
   it('grant_type is checked before anything else', async () => {
