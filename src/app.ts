@@ -124,6 +124,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       schema,
       services: core.services,
       log: http.log,
+      outages: http.outages,
       queryLimits: config.graphqlLimits,
       countOperations: (caller, hits) => http.limits.operations('graphql', caller, hits),
       clientAddress: clientAddressBehind(config.trustProxy),

@@ -28,6 +28,7 @@ import { TaskRunner } from './jobs/task-runner.ts';
 import { startWorkerChores } from './jobs/worker-chores.ts';
 import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
+import { OutageLog } from './observability/outage-log.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
@@ -96,6 +97,29 @@ export interface Core {
   close(): Promise<void>;
 }
 
+/**
+ * Applies pending migrations. On PostgreSQL through a connection of their own, without the
+ * statement bound of the pool (an index built on a year of rows takes its time); PGlite has one
+ * connection, and no bound.
+ */
+export async function migrateUnbounded(
+  database: Database,
+  location: DatabaseLocation,
+): Promise<string[]> {
+  if (location.backend === 'pglite') return migrateToLatest(database.db);
+  const unbounded = await openDatabase({
+    ...location,
+    poolSize: 1,
+    statementTimeoutMs: 0,
+    preparedStatements: false,
+  });
+  try {
+    return await migrateToLatest(unbounded.db);
+  } finally {
+    await unbounded.close();
+  }
+}
+
 export function databaseLocation(config: Config): DatabaseLocation {
   return config.databaseUrl === undefined
     ? { backend: 'pglite', dataDir: config.dataDir }
@@ -103,6 +127,8 @@ export function databaseLocation(config: Config): DatabaseLocation {
         backend: 'postgres',
         url: config.databaseUrl,
         preparedStatements: config.databasePreparedStatements,
+        connectTimeoutMs: config.databaseTimeoutMs,
+        statementTimeoutMs: config.databaseTimeoutMs,
       };
 }
 
@@ -174,7 +200,7 @@ export async function buildCore(
     for (const close of closers.reverse()) await close();
   };
   try {
-    if (owned) await migrateToLatest(database.db);
+    if (owned) await migrateUnbounded(database, databaseLocation(config));
     const db = database.db;
     const events: TaskEvents =
       database.connectionUrl === null
@@ -340,6 +366,8 @@ export async function buildCore(
       mcpCancellations,
       metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
+        const outages = new OutageLog(log);
+        closers.push(async () => outages.close());
         const runner = new TaskRunner({
           db,
           events,
@@ -354,6 +382,7 @@ export async function buildCore(
           maxRunningPerAccount: config.accountMaxRunningTasks,
           // The same finish as cancellation's, reporting its metrics and events to this log.
           finisher: new TaskFinisher({ db, events, metrics, log }),
+          outages,
         });
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
@@ -362,6 +391,7 @@ export async function buildCore(
           db,
           clock,
           log,
+          outages,
           uploads,
           pollMs: config.taskPollMs,
           webhooks: {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
-import { buildCore, type Core, databaseLocation } from '../core.ts';
+import { buildCore, type Core, databaseLocation, migrateUnbounded } from '../core.ts';
 import { systemClock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
@@ -8,7 +8,6 @@ import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
 import { openDatabase } from '../store/database.ts';
 import { recordedIdpIssuer } from '../store/idp-issuer.store.ts';
-import { migrateToLatest } from '../store/migrator.ts';
 import {
   askServer,
   type ControlAnswer,
@@ -302,9 +301,10 @@ async function readPassword(): Promise<string> {
 }
 
 async function migrate(config: Config): Promise<string[]> {
-  const database = await openDatabase(databaseLocation(config));
+  const location = databaseLocation(config);
+  const database = await openDatabase(location);
   try {
-    return await migrateToLatest(database.db);
+    return await migrateUnbounded(database, location);
   } finally {
     await database.close();
   }

@@ -31,6 +31,8 @@ export interface Config extends DeploymentConfig {
   readonly databaseUrl: string | undefined;
   /** With PostgreSQL: the hot statements run as named prepared statements (store/prepared.ts). */
   readonly databasePreparedStatements: boolean;
+  /** With PostgreSQL: the bound of one statement and of getting a connection (ms). */
+  readonly databaseTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** Models added to (or replacing, by modelId) the built-in catalogue. */
   readonly models: readonly ModelDefinition[];
@@ -236,6 +238,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     dataDir: path.resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS === 'true',
+    databaseTimeoutMs: values.DATABASE_TIMEOUT_MS,
     logLevel: values.LOG_LEVEL,
     models: values.MODELS as ModelDefinition[],
     secrets: credentials.secrets,

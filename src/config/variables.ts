@@ -59,6 +59,12 @@ export const variables = {
     description:
       'with `DATABASE_URL`: whether the hottest statements run as named prepared statements; `false` behind a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode)',
   },
+  DATABASE_TIMEOUT_MS: {
+    type: wholeNumber(100, 600_000),
+    default: '1500', // 1.5 seconds
+    description:
+      'with `DATABASE_URL`: how long one statement, or getting a connection, may take; PostgreSQL cancels a statement past it (`statement_timeout`) and a request meeting a stalled server is answered as one meeting a cut one, not kept waiting (migrations are not bounded)',
+  },
   LOG_LEVEL: {
     type: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     default: 'info',

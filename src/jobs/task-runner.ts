@@ -11,10 +11,12 @@ import type {
   TaskCheckpoint,
 } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
+import type { OutageLog } from '../observability/outage-log.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
+import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import {
   type ClaimedTask,
   claimTask,
@@ -45,6 +47,8 @@ export interface TaskRunnerOptions {
   maxRunningPerAccount?: number;
   /** The one way a task finishes: refund, metrics and the event after commit. */
   finisher: TaskFinisher;
+  /** Where the database being away is logged once and counted, not per poll. */
+  outages: OutageLog;
 }
 
 /**
@@ -107,7 +111,8 @@ export class TaskRunner {
           this.#o.maxRunningPerAccount,
         );
       } catch (error) {
-        this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
+        if (isDatabaseUnavailable(error)) this.#o.outages.report('task queue unavailable', error);
+        else this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
       }
       if (claimed === undefined) {
         await this.#sleep();

@@ -1,9 +1,11 @@
+import type { OutageLog } from '../observability/outage-log.ts';
 import { taskEventRetentionMs } from '../services/task-updates.ts';
 import type { UploadService } from '../services/upload.service.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { every, type Periodic } from '../shared/periodic.ts';
 import type { Db } from '../store/database.ts';
+import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import { pruneLog } from '../store/task-event.store.ts';
 import { WebhookDeliverer, type WebhookDelivererOptions } from './webhook-deliverer.ts';
 
@@ -17,6 +19,8 @@ export interface WorkerChoresDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /** Where the database being away is logged once and counted, not per turn. */
+  outages: OutageLog;
   uploads: Pick<UploadService, 'sweepExpired'>;
   /** How often due webhook deliveries are looked for (`TASK_POLL_MS`). */
   pollMs: number;
@@ -38,7 +42,8 @@ export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
       try {
         await run(signal);
       } catch (error) {
-        d.log.warn({ err: error }, failure);
+        if (isDatabaseUnavailable(error)) d.outages.report(failure, error);
+        else d.log.warn({ err: error }, failure);
       }
     });
   const deliverer = new WebhookDeliverer({ db: d.db, clock: d.clock, log: d.log, ...d.webhooks });

@@ -32,6 +32,12 @@ export type DatabaseLocation =
       readonly poolSize?: number;
       /** How long a query waits for a connection (a new one, or a free one of the pool). */
       readonly connectTimeoutMs?: number;
+      /**
+       * How long one statement may take: PostgreSQL cancels it past this (`statement_timeout`,
+       * so it commits nothing), and the client stops waiting for its answer a little later (a
+       * stalled server or route answers nothing at all). 0: no bound (migrations).
+       */
+      readonly statementTimeoutMs?: number;
       readonly onIdleClientError?: (error: Error) => void;
       /** The hot statements as named prepared statements (store/prepared.ts); default true. */
       readonly preparedStatements?: boolean;
@@ -45,6 +51,32 @@ export interface Database {
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * How much longer than `statement_timeout` the client waits for an answer: PostgreSQL's own
+ * cancellation comes first when the server is there, a definite answer (nothing committed);
+ * the client's timeout only for a server or route gone silent.
+ */
+const clientGraceMs = 250;
+
+/**
+ * Ends a connection whose answer did not come in time (node-postgres' "Query read timeout"):
+ * the statement may still be running there, its answer still to come, so the connection is not
+ * reused; the pool opens a fresh one. Not waited for: a silent server may never acknowledge.
+ */
+function endOnSilence(client: pg.ClientBase): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  client.query = ((...args: unknown[]) => {
+    const running = query(...args) as Promise<unknown> | undefined;
+    // A callback-style call answers through its callback: left as it is.
+    return running?.catch((error: unknown) => {
+      if ((error as Error).message === 'Query read timeout') {
+        (client as pg.Client).end().catch(() => {});
+      }
+      throw error;
+    });
+  }) as typeof client.query;
 }
 
 // int8 (count(*), sums) arrives as a string from pg; our amounts fit in a double.
@@ -74,12 +106,16 @@ export const pgliteStartParams: readonly string[] = [
  */
 export async function openDatabase(location: DatabaseLocation): Promise<Database> {
   if (location.backend === 'postgres') {
+    const statementMs = location.statementTimeoutMs ?? 0;
     const pool = new pg.Pool({
       connectionString: location.url,
       max: location.poolSize ?? 10,
       // A server that accepts connections but never answers fails a query, not hangs it.
       connectionTimeoutMillis: location.connectTimeoutMs ?? 10_000, // 10 seconds
       keepAlive: true,
+      ...(statementMs > 0
+        ? { statement_timeout: statementMs, query_timeout: statementMs + clientGraceMs }
+        : {}),
     });
     // An idle client whose server connection drops (a restart, a failover, a forced DROP)
     // emits 'error' on the pool; unhandled, that would crash the process. The pool discards
@@ -93,6 +129,7 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
     pool.on('connect', (client) => {
       client.on('error', (error) => location.onIdleClientError?.(error));
       if (location.preparedStatements !== false) nameStatementsOn(client);
+      if (statementMs > 0) endOnSilence(client);
     });
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return wrap(db, 'postgres', location.url, () => {});

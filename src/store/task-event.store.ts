@@ -156,16 +156,31 @@ export async function finishedBy(
   return rows[0]?.found === true;
 }
 
+/** Events deleted by one statement of {@link pruneLog}, each well inside the statement bound. */
+const pruneBatch = 5_000;
+
 /**
  * Deletes events older than `olderThanMs` by the database's clock, the one that stamped
- * them (`at` defaults to `now()`); returns how many.
+ * them (`at` defaults to `now()`), a batch per statement (a day of a busy service's events in
+ * one DELETE would outlast `DATABASE_TIMEOUT_MS`); returns how many.
  */
 export async function pruneLog(q: Queryable, olderThanMs: number): Promise<number> {
-  const result = await q
-    .deleteFrom('task_events')
-    .where('at', '<', sql<Date>`now() - ${olderThanMs} * interval '1 millisecond'`)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  let deleted = 0;
+  for (;;) {
+    const result = await q
+      .deleteFrom('task_events')
+      .where('seq', 'in', (eb) =>
+        eb
+          .selectFrom('task_events')
+          .select('seq')
+          .where('at', '<', sql<Date>`now() - ${olderThanMs} * interval '1 millisecond'`)
+          .limit(pruneBatch),
+      )
+      .executeTakeFirst();
+    const batch = Number(result.numDeletedRows);
+    deleted += batch;
+    if (batch < pruneBatch) return deleted;
+  }
 }
 
 /** The database's time: the clock the log's `at` is written on, so the one to judge it by. */

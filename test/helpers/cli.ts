@@ -57,6 +57,8 @@ export interface RunningServer {
   readonly child: ChildProcess;
   readonly url: string;
   stderr(): string;
+  /** Its log (pino's JSON lines, on stdout) so far. */
+  stdout(): string;
   /**
    * Resolves once `text` has appeared `times` times in the log (stdout), whenever written: a
    * signal to wait for instead of sleeping. Fails after `timeoutMs` (a bound, not a wait).
@@ -162,6 +164,7 @@ async function startProcess(
     child,
     url,
     stderr: () => err,
+    stdout: () => out,
     logged,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { AuthResult } from '../../auth/authenticate.ts';
+import type { OutageLog } from '../../observability/outage-log.ts';
+import { databaseUnavailable, outageError } from '../../services/database-outage.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { GraphqlMediaType } from './media-type.ts';
 import { generationMutationFields } from './schema/generation.schema.ts';
@@ -15,6 +17,7 @@ export function toGraphqlError(
   error: GraphQLError,
   requestId: string,
   log: FastifyBaseLogger,
+  outages: OutageLog,
   options: MessageOptions = { suggestions: true },
 ): GraphQLFormattedError {
   const original = error.originalError;
@@ -29,11 +32,16 @@ export function toGraphqlError(
     typeof root === 'string' && generationMutationFields.has(root)
       ? { charged: (error.path?.length ?? 0) > 1 }
       : {};
-  if (original instanceof AppError) {
+  // The database away is an outage, not a bug: 100102, one log line for many requests.
+  const outage = outageError(original);
+  if (outage !== null) outages.report(databaseUnavailable, original, { requestId });
+  const known = original instanceof AppError ? original : outage;
+  if (known !== null) {
     return {
       ...base,
-      message: original.message,
-      extensions: { ...appErrorExtensions(original, requestId), ...charged },
+      message: known.message,
+      // A submission that may have committed says so itself (`charged: null`).
+      extensions: { ...charged, ...appErrorExtensions(known, requestId) },
     };
   }
   if (error.path === undefined && isRequestProblem(original)) {
@@ -114,9 +122,8 @@ export function flattenErrors(errors: readonly GraphQLError[]): GraphQLError[] {
  * check an ID token failed) or says nothing of internals (a database that is away); the
  * error's cause holds the rest, logged under the request id of `log`.
  */
-export function logRefusal(log: FastifyBaseLogger, auth: AuthResult): void {
+export function logRefusal(log: FastifyBaseLogger, auth: AuthResult, outages: OutageLog): void {
   if (auth.kind !== 'refused' || auth.error.cause === undefined) return;
-  if (auth.error.retryable)
-    log.warn({ err: auth.error.cause, code: auth.error.code }, 'credentials could not be checked');
+  if (auth.error.retryable) outages.report('credentials could not be checked', auth.error.cause);
   else log.info({ reason: auth.error.cause, code: auth.error.code }, 'credentials refused');
 }

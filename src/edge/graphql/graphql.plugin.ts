@@ -62,7 +62,7 @@ export async function graphqlPlugin(
       authorization: request.headers.authorization,
       idpToken: headerValue(request.headers['x-idp-token']),
     });
-    logRefusal(request.log, auth);
+    logRefusal(request.log, auth, app.outages);
     if (auth.kind === 'refused' && auth.rejectRequest) {
       return reply
         .code(httpStatusOf[auth.error.code])

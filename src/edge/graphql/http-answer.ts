@@ -52,7 +52,9 @@ export function answerErrors(
     return { statusCode: 405, response: errorBody(error, request.id, mediaType) };
   }
   const errors = flattenErrors(execution.errors ?? []);
-  const formatted = errors.map((e) => toGraphqlError(e, request.id, request.log, options));
+  const formatted = errors.map((e) =>
+    toGraphqlError(e, request.id, request.log, request.server.outages, options),
+  );
   if (execution.data != null || errors.some((e) => e.path !== undefined)) {
     return { statusCode: 200, response: { data: execution.data ?? null, errors: formatted } };
   }

@@ -1,8 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { OutageLog } from '../../observability/outage-log.ts';
+import { databaseUnavailable, outageError } from '../../services/database-outage.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import type { Services } from '../services.ts';
 import { sendAppError } from './error-reply.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Expected faults (the database away), logged once and then counted. */
+    outages: OutageLog;
+  }
+}
 
 /** Two years, the preload list's own minimum being one (https://hstspreload.org). */
 const hstsMaxAgeSeconds = 63_072_000;
@@ -25,6 +34,10 @@ async function http(
     showBackends: (request: FastifyRequest) => boolean;
   },
 ) {
+  const outages = new OutageLog(app.log);
+  app.decorate('outages', outages);
+  app.addHook('onClose', async () => outages.close());
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -38,11 +51,15 @@ async function http(
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A domain error a route let through (a credential check with the database away, …):
     // its catalogue status and body; the cause, if any, to the log only.
-    if (error instanceof AppError) {
-      if (error.cause !== undefined)
-        request.log.warn({ err: error.cause, code: error.code }, 'request refused');
-      if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
-      return sendAppError(request, reply, error);
+    const refused = error instanceof AppError ? error : outageError(error);
+    if (refused !== null) {
+      if (refused.code === ErrorCode.IdentityUnavailable) {
+        outages.report(databaseUnavailable, refused.cause, { reqId: request.id });
+        reply.header('retry-after', 1);
+      } else if (refused.cause !== undefined) {
+        request.log.warn({ err: refused.cause, code: refused.code }, 'request refused');
+      }
+      return sendAppError(request, reply, refused);
     }
     const status = error.statusCode ?? 500;
     if (status >= 500) {

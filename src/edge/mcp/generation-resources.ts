@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { FinishCode } from '../../domain/finish-code.ts';
+import type { OutageLog } from '../../observability/outage-log.ts';
 import type { ContentView, MediaView } from '../../services/generation-views.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { snakeCaseError } from './error-spelling.ts';
@@ -36,6 +37,7 @@ const inlineImageBytes = 1024 * 1024; // 1 MiB
 /** Who reads, what with, and where an unexpected failure is logged. */
 export interface ResourceContext extends Pick<ToolContext, 'actor' | 'services'> {
   readonly log: FastifyBaseLogger;
+  readonly outages: OutageLog;
   readonly requestId: string;
 }
 
@@ -137,14 +139,14 @@ function inline(media: MediaView): boolean {
  * catalogue code in `data` either way, and names spelled as the tools' (error-spelling.ts).
  */
 async function answer<T>(
-  { log, requestId }: ResourceContext,
+  { log, outages, requestId }: ResourceContext,
   param: 'uri' | 'cursor',
   body: () => Promise<T>,
 ): Promise<T> {
   try {
     return await body();
   } catch (caught) {
-    const error = asAppError(caught, log, requestId);
+    const error = asAppError(caught, log, requestId, outages);
     const named = error.code === ErrorCode.NotFound || error.code === ErrorCode.InvalidInput;
     throw new McpError(
       named ? RpcErrorCode.InvalidParams : RpcErrorCode.InternalError,

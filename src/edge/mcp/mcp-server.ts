@@ -69,7 +69,7 @@ export async function answer(
       actor: c.actor,
       account: c.account,
       services: c.services,
-      run: toolRunner(request.log, request.id),
+      run: toolRunner(request.log, request.id, request.server.outages),
     },
     called,
   );
@@ -104,6 +104,7 @@ export async function answer(
     actor: c.actor,
     services: c.services,
     log: request.log,
+    outages: request.server.outages,
     requestId: request.id,
   });
   // The SDK advertises `tools.listChanged: true` once a tool is registered. This server lives

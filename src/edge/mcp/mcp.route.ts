@@ -111,7 +111,7 @@ export async function mcpRoutes(
       if (error instanceof AppError && error.retryable) {
         // 100102: the database is away; the token may well be good. The cause is logged,
         // the client is told only to retry.
-        request.log.warn({ err: error.cause, code: error.code }, 'MCP token could not be checked');
+        app.outages.report('MCP token could not be checked', error.cause, { reqId: request.id });
         await reply
           .code(httpStatusOf[error.code])
           .header('retry-after', '1')

@@ -1,5 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { OutageLog } from '../../observability/outage-log.ts';
+import { databaseUnavailable, outageError } from '../../services/database-outage.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import { snakeCaseError } from './error-spelling.ts';
 
@@ -19,12 +21,16 @@ export type ToolRunner = (body: () => Promise<CallToolResult>) => Promise<CallTo
  * carrying the catalogue code (an agent can act on it), never a protocol error; anything else
  * is logged once under the request id and answered as 190000 with that id, nothing more.
  */
-export function toolRunner(log: FastifyBaseLogger, requestId: string): ToolRunner {
+export function toolRunner(
+  log: FastifyBaseLogger,
+  requestId: string,
+  outages: OutageLog,
+): ToolRunner {
   return async (body) => {
     try {
       return await body();
     } catch (error) {
-      return toolError(asAppError(error, log, requestId));
+      return toolError(asAppError(error, log, requestId, outages));
     }
   };
 }
@@ -33,8 +39,18 @@ export function toolRunner(log: FastifyBaseLogger, requestId: string): ToolRunne
  * What a client of `/mcp` may see of `error`: a domain error as it is; anything else logged once
  * under the request id and replaced by 190000 carrying only that id.
  */
-export function asAppError(error: unknown, log: FastifyBaseLogger, requestId: string): AppError {
+export function asAppError(
+  error: unknown,
+  log: FastifyBaseLogger,
+  requestId: string,
+  outages: OutageLog,
+): AppError {
   if (error instanceof AppError) return error;
+  const outage = outageError(error);
+  if (outage !== null) {
+    outages.report(databaseUnavailable, error, { requestId });
+    return outage;
+  }
   log.error({ err: error, requestId }, 'unhandled error in an MCP request');
   return new AppError(
     ErrorCode.Internal,

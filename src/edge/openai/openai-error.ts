@@ -72,8 +72,9 @@ export function sendOpenAiError(
   error: AppError,
   options: { names?: ParamNames | undefined; retry?: boolean; status?: number } = {},
 ): FastifyReply {
-  if (error.cause !== undefined)
+  if (error.cause !== undefined && error.code !== ErrorCode.IdentityUnavailable)
     request.log.warn({ err: error.cause, code: error.code }, 'request refused');
+  if (error.code === ErrorCode.IdentityUnavailable) reply.header('retry-after', 1);
   return reply
     .code(options.status ?? httpStatusOf[error.code])
     .header('cache-control', 'no-store')

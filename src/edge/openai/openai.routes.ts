@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { databaseUnavailable, outageError } from '../../services/database-outage.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
 import { AppError, ErrorCode, invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
@@ -31,13 +32,16 @@ export async function openaiRoutes(
       const refused = new AppError(ErrorCode.InvalidInput, (error as Error).message);
       return sendOpenAiError(request, reply, refused, { status, retry: false });
     }
-    if (!(error instanceof AppError)) request.log.error({ err: error }, 'unhandled error');
+    const outage = outageError(error);
+    if (outage !== null) app.outages.report(databaseUnavailable, error, { reqId: request.id });
+    else if (!(error instanceof AppError)) request.log.error({ err: error }, 'unhandled error');
     const answer =
       error instanceof AppError
         ? error
-        : new AppError(ErrorCode.Internal, `Internal error; request id ${request.id}.`, {
+        : (outage ??
+          new AppError(ErrorCode.Internal, `Internal error; request id ${request.id}.`, {
             requestId: request.id,
-          });
+          }));
     // Once this request has submitted a generation, the SDK's automatic retry would submit and
     // charge another unless the request carries an Idempotency-Key; with one, a retry finds the
     // same generation, so an unfinished one (160001) is worth waiting for again.

@@ -9,6 +9,7 @@ import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
+import type { OutageLog } from '../../observability/outage-log.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
@@ -69,6 +70,8 @@ export function attachGraphqlWebSocket(options: {
   schema: GraphQLSchema;
   services: Services;
   log: FastifyBaseLogger;
+  /** Where expected faults (the database away) are logged once and counted. */
+  outages: OutageLog;
   queryLimits: QueryLimits;
   limits?: Partial<WebSocketLimits>;
   /**
@@ -82,7 +85,7 @@ export function attachGraphqlWebSocket(options: {
   const limits = { ...defaultWebSocketLimits, ...options.limits };
   const clientAddress =
     options.clientAddress ?? ((request) => request.socket.remoteAddress ?? 'unknown');
-  const { services, log } = options;
+  const { services, log, outages } = options;
   // "Did you mean …?" hints name the schema; they go where introspection is off, as over HTTP.
   const wording = { suggestions: options.queryLimits.introspection };
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload });
@@ -96,7 +99,7 @@ export function attachGraphqlWebSocket(options: {
     requestId: string,
   ): Promise<AuthResult> => {
     const auth = await services.graphqlAuth.authenticate(credentials);
-    logRefusal(log.child({ reqId: requestId }), auth);
+    logRefusal(log.child({ reqId: requestId }), auth, outages);
     return auth;
   };
   const release = (key: string) => {
@@ -225,7 +228,7 @@ export function attachGraphqlWebSocket(options: {
         try {
           return await connect(ctx, connectionId);
         } catch (error) {
-          const failure = unexpectedError(error, `ws:${connectionId}`, log);
+          const failure = unexpectedError(error, `ws:${connectionId}`, log, outages);
           ctx.extra.socket.close(CloseCode.InternalServerError, `${failure.code}: Internal error`);
           return false;
         }
@@ -238,7 +241,7 @@ export function attachGraphqlWebSocket(options: {
           connection?.operations.delete(id);
           release(`${connection?.id}:${id}`);
           operationAuth.delete(`${connection?.id}:${id}`);
-          const failure = unexpectedError(error, operationId(ctx, id), log);
+          const failure = unexpectedError(error, operationId(ctx, id), log, outages);
           return [new GraphQLError(failure.message, { originalError: failure })];
         }
       },
@@ -271,7 +274,9 @@ export function attachGraphqlWebSocket(options: {
         const requestId = operationId(ctx, id);
         return {
           ...result,
-          errors: result.errors.map((error) => toGraphqlError(error, requestId, log, wording)),
+          errors: result.errors.map((error) =>
+            toGraphqlError(error, requestId, log, outages, wording),
+          ),
         };
       },
       onComplete: (ctx, id) => {
@@ -306,7 +311,7 @@ export function attachGraphqlWebSocket(options: {
           if (auth.kind === 'refused' && !auth.error.retryable)
             socket.close(CloseCode.Forbidden, 'Forbidden: the credential is no longer valid');
         },
-        (error: unknown) => log.warn({ err: error }, 'websocket credential re-check failed'),
+        (error: unknown) => outages.report('websocket credential re-check failed', error),
       );
     }, limits.recheckMs);
     socket.once('close', () => {

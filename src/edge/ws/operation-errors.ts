@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { OutageLog } from '../../observability/outage-log.ts';
+import { databaseUnavailable, outageError } from '../../services/database-outage.ts';
 import { AppError, ErrorCode } from '../../shared/errors.ts';
 import {
   appErrorExtensions,
@@ -27,7 +29,13 @@ export function unexpectedError(
   error: unknown,
   requestId: string,
   log: FastifyBaseLogger,
+  outages: OutageLog,
 ): AppError {
+  const outage = outageError(error);
+  if (outage !== null) {
+    outages.report(databaseUnavailable, error, { requestId });
+    return outage;
+  }
   log.error({ err: error, requestId }, 'unhandled error');
   return new AppError(
     ErrorCode.Internal,
