@@ -10,9 +10,14 @@ import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import { type ContentRow, findContentByIdempotencyKey } from '../store/content.store.ts';
+import {
+  type ContentRow,
+  findContent,
+  findContentByIdempotencyKey,
+} from '../store/content.store.ts';
 import { listBalances } from '../store/credit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
+import { databaseSilent, outcomeUnknown } from '../store/database-errors.ts';
 import { isOverLimit } from '../store/spending.store.ts';
 import {
   type Funds,
@@ -178,22 +183,32 @@ export class GenerationService {
    */
   async #submit(actor: Actor, request: ChargeRequest): Promise<Submission> {
     const { db } = this.#deps;
+    // Made before any statement leaves: a submission whose answer is lost is found by them.
+    const ids = { contentId: newId('cnt'), taskId: newId('tsk') };
+    const sending = { started: false };
     const attempt = () =>
-      this.#charge(db, actor, request, readFunds).catch((error) => {
+      this.#charge(db, actor, request, readFunds, ids, sending).catch((error) => {
         if (!isOverdrawn(error)) throw error;
-        return db.transaction().execute((trx) => this.#charge(trx, actor, request, lockFunds));
+        return db
+          .transaction()
+          .execute((trx) => this.#charge(trx, actor, request, lockFunds, ids, sending));
       });
-    const charged = await attempt().catch((error) => {
-      if (!isOverLimit(error)) throw error;
-      return attempt().catch((again) => {
-        if (!isOverLimit(again)) throw again;
-        throw new AppError(
-          ErrorCode.InsufficientCredits,
-          'A spending limit of this credential was reached by submissions at the same time.',
-          { reason: 'spending_limit' },
-        );
+    const charged = await attempt()
+      .catch((error) => {
+        if (!isOverLimit(error)) throw error;
+        return attempt().catch((again) => {
+          if (!isOverLimit(again)) throw again;
+          throw new AppError(
+            ErrorCode.InsufficientCredits,
+            'A spending limit of this credential was reached by submissions at the same time.',
+            { reason: 'spending_limit' },
+          );
+        });
+      })
+      .catch(async (error) => {
+        if (!sending.started || !outcomeUnknown(error)) throw error;
+        return { submission: await this.#reconcile(actor, ids, error), debited: [] };
       });
-    });
     if (charged.debited.length > 0) this.#deps.metrics?.countCredits('debit', charged.debited);
     if (!charged.submission.deduplicated) {
       await this.#announce({ type: 'queued', taskId: charged.submission.taskId });
@@ -201,12 +216,46 @@ export class GenerationService {
     return charged.submission;
   }
 
+  /**
+   * The truth about a submission whose answer was lost: the connection broke, or no answer came
+   * in time, after its statement was sent, so it committed or it did not, and only the database
+   * can say. Its content ID existed before the statement left: once the database answers, a
+   * content found means the submission stands, charged once. Anything else — not found, or
+   * still no answer — leaves the outcome unknown, and it is said so (100102, `charged: null`)
+   * with the IDs to reconcile by, never "nothing was charged": PostgreSQL may still be
+   * finishing the statement (at most DATABASE_TIMEOUT_MS, after which it cancels it).
+   */
+  async #reconcile(
+    actor: Actor,
+    ids: { contentId: string; taskId: string },
+    lost: unknown,
+  ): Promise<Submission> {
+    if (!databaseSilent(lost)) {
+      const found = await findContent(this.#deps.db, actor.accountId, ids.contentId).catch(
+        () => undefined,
+      );
+      if (found !== undefined) {
+        await this.#announce({ type: 'queued', taskId: ids.taskId });
+        return { ...ids, deduplicated: false };
+      }
+    }
+    throw new AppError(
+      ErrorCode.IdentityUnavailable,
+      `The database stopped answering while this generation was being submitted, so whether it was submitted and charged is not known. Before resubmitting, read content ${ids.contentId} (getContent): if it is still not found a few seconds from now, nothing was charged. Or resend with the same idempotencyKey, which cannot charge twice.`,
+      { ...ids, charged: null, outcome: 'unknown' },
+      { cause: lost },
+    );
+  }
+
   async #charge(
     q: Queryable,
     actor: Actor,
     request: ChargeRequest,
     fundsOf: (q: Queryable, accountId: string, spender: string | null) => Promise<Funds>,
+    ids: { readonly contentId: string; readonly taskId: string },
+    sending: { started: boolean },
   ): Promise<{ submission: Submission; debited: readonly CreditAmount[] }> {
+    sending.started = false;
     const { model, settings, credits, idempotencyKey, inputHash } = request;
     const funds = await fundsOf(q, actor.accountId, spenderOf(actor.credential));
     const limits = this.#deps.spending.allowed(actor, model, funds.limits);
@@ -225,8 +274,8 @@ export class GenerationService {
       );
     }
     const spending = await this.#deps.spending.plan(q, actor, limits, plan.parts);
-    const contentId = newId('cnt');
-    const taskId = newId('tsk');
+    const { contentId, taskId } = ids;
+    sending.started = true; // from here, a lost answer leaves the outcome unknown
     await insertSubmission(q, {
       debits: plan.parts,
       spending,

@@ -6,8 +6,8 @@ interface Link {
   readonly client: Socket;
   readonly upstream: Socket;
   readonly held: { toServer: Buffer[]; toClient: Buffer[] };
-  /** Set by `dropReplyTo`: the next bytes from the server end the connection unread. */
-  dropNextReply: (() => void) | undefined;
+  /** Set by `dropReplyTo` or `stallReplyTo`: what happens to the server's next bytes. */
+  nextReply: { readonly fate: 'drop' | 'stall'; readonly happened: () => void } | undefined;
 }
 
 /**
@@ -21,7 +21,7 @@ export class FaultyRelay {
   readonly #server: Server;
   readonly #links = new Set<Link>();
   #stalled = false;
-  #armed: { pattern: string; dropped: () => void } | undefined;
+  #armed: { pattern: string; fate: 'drop' | 'stall'; happened: () => void } | undefined;
 
   private constructor(server: Server, url: string) {
     this.#server = server;
@@ -46,7 +46,7 @@ export class FaultyRelay {
       client,
       upstream,
       held: { toServer: [], toClient: [] },
-      dropNextReply: undefined,
+      nextReply: undefined,
     };
     this.#links.add(link);
     for (const socket of [client, upstream]) {
@@ -61,21 +61,25 @@ export class FaultyRelay {
       const armed = this.#armed;
       if (armed !== undefined && chunk.includes(armed.pattern)) {
         this.#armed = undefined;
-        link.dropNextReply = armed.dropped;
+        link.nextReply = { fate: armed.fate, happened: armed.happened };
       }
       if (this.#stalled) link.held.toServer.push(chunk);
       else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      const drop = link.dropNextReply;
-      if (drop !== undefined) {
-        // The server has run (and, outside a transaction, committed) the statement; its
-        // answer is lost with the connection.
-        link.dropNextReply = undefined;
+      const next = link.nextReply;
+      link.nextReply = undefined;
+      // The server has run (and, outside a transaction, committed) the statement; its answer
+      // is lost with the connection, or held with everything after it.
+      if (next?.fate === 'drop') {
         client.destroy();
         upstream.destroy();
-        drop();
+        next.happened();
         return;
+      }
+      if (next?.fate === 'stall') {
+        this.#stalled = true;
+        next.happened();
       }
       if (this.#stalled) link.held.toClient.push(chunk);
       else client.write(chunk);
@@ -102,7 +106,17 @@ export class FaultyRelay {
    */
   dropReplyTo(pattern: string): Promise<void> {
     return new Promise((resolve) => {
-      this.#armed = { pattern, dropped: resolve };
+      this.#armed = { pattern, fate: 'drop', happened: resolve };
+    });
+  }
+
+  /**
+   * Arms a stall after the statement: the next message that contains `pattern` reaches the
+   * server, and from its answer on every byte is held (`resume()` lets them through).
+   */
+  stallReplyTo(pattern: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.#armed = { pattern, fate: 'stall', happened: resolve };
     });
   }
 

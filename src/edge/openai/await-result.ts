@@ -22,7 +22,16 @@ export async function submitAndAwait(
   reply: FastifyReply,
   waitMs: number,
 ): Promise<ContentView> {
-  const submitted = await services.generations.submit(actor, kind, input);
+  const submitted = await services.generations.submit(actor, kind, input).catch((error) => {
+    // A submission whose outcome is unknown names the generation it may be: the headers say so,
+    // and the error handler then never invites a retry that could charge a second time.
+    const ids = error instanceof AppError ? error.details : {};
+    if (typeof ids.contentId === 'string' && typeof ids.taskId === 'string') {
+      reply.header('atelier-content-id', ids.contentId);
+      reply.header('atelier-task-id', ids.taskId);
+    }
+    throw error;
+  });
   reply.header('atelier-content-id', submitted.contentId);
   reply.header('atelier-task-id', submitted.taskId);
   const ids = { contentId: submitted.contentId, taskId: submitted.taskId };
