@@ -3,14 +3,17 @@ import { newId } from '../shared/ids.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
 
-/** Writes an engine's files to storage, in order, and answers their media rows. */
+/**
+ * Writes an engine's files to storage, in order, and answers their media rows; `rows` holds
+ * each one as soon as its file is written, so a caller can remove them when a later one fails.
+ */
 export async function storeOutputs(
   storage: MediaStorage,
   accountId: string,
   contentId: string,
   outputs: readonly EngineOutput[],
+  rows: NewMediaRow[] = [],
 ): Promise<NewMediaRow[]> {
-  const rows: NewMediaRow[] = [];
   for (const [position, output] of outputs.entries()) {
     const id = newId('med');
     const storageKey = `media/${accountId}/${id}.${output.extension}`;

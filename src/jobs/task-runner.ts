@@ -6,6 +6,7 @@ import type {
   Engine,
   EngineContext,
   EngineFailure,
+  EngineOutput,
   EngineResult,
   StopReason,
   TaskCheckpoint,
@@ -17,6 +18,7 @@ import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
+import type { NewMediaRow } from '../store/media.store.ts';
 import {
   type ClaimedTask,
   claimTask,
@@ -28,6 +30,9 @@ import { type EngineInputs, engineRequest } from './engine-request.ts';
 import { progressWriter } from './progress-writer.ts';
 import { RunHold } from './run-hold.ts';
 import { storeOutputs } from './store-outputs.ts';
+
+/** The longest wait between two tries of a finish the database could not take. */
+const finishRetryMaxMs = 5_000; // 5 seconds
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -123,10 +128,10 @@ export class TaskRunner {
       } catch (error) {
         // Finishing (or handing back) could not be written: the database went away. The task
         // keeps its lease, which expires, and it runs again; the slot lives on.
-        this.#o.log.error(
-          { err: error, taskId: claimed.task.id },
-          'task outcome not recorded; it returns to the queue when its lease expires',
-        );
+        const what = 'task outcome not recorded; it returns to the queue when its lease expires';
+        if (isDatabaseUnavailable(error))
+          this.#o.outages.report(what, error, { taskId: claimed.task.id });
+        else this.#o.log.error({ err: error, taskId: claimed.task.id }, what);
         await this.#sleep();
       }
     }
@@ -202,19 +207,30 @@ export class TaskRunner {
     // published, so this one still precedes the finish's.
     void this.#announce(changed);
     try {
-      const result = await Promise.race([
-        this.#execute(
-          { taskId: task.id, accountId: task.account_id, kind: content.kind },
-          content.model_id,
-          content.input,
-          {
-            signal: hold.signal,
-            reportProgress: progress.report,
-            checkpoint: this.#checkpoint(task),
-          },
-        ),
-        hold.timedOut,
-      ]);
+      let result: EngineResult;
+      try {
+        result = await Promise.race([
+          this.#execute(
+            { taskId: task.id, accountId: task.account_id, kind: content.kind },
+            content.model_id,
+            content.input,
+            {
+              signal: hold.signal,
+              reportProgress: progress.report,
+              checkpoint: this.#checkpoint(task),
+            },
+          ),
+          hold.timedOut,
+        ]);
+      } catch (error) {
+        await progress.settled();
+        if (hold.reason !== undefined) ended({ finishCode: null });
+        if (hold.reason === 'shutdown')
+          await releaseTask(this.#o.db, task.id, task.lease_token, false);
+        else if (hold.reason === undefined) await this.#failed(task, content.model_id, error);
+        return;
+      }
+      // The engine's work is done: from here, a fault is the recording's, never the engine's.
       await progress.settled();
       ended(
         result.ok
@@ -222,15 +238,9 @@ export class TaskRunner {
           : { finishCode: result.finishCode, detail: result.detail },
       );
       if (hold.reason === undefined || hold.reason === 'timeout')
-        await this.#finish(task.id, task.lease_token, task.account_id, content, result);
+        await this.#settle(task, content, result);
       else if (hold.reason === 'shutdown')
         await releaseTask(this.#o.db, task.id, task.lease_token, false);
-    } catch (error) {
-      await progress.settled();
-      if (hold.reason !== undefined) ended({ finishCode: null });
-      if (hold.reason === 'shutdown')
-        await releaseTask(this.#o.db, task.id, task.lease_token, false);
-      else if (hold.reason === undefined) await this.#failed(task, content.model_id, error);
     } finally {
       hold.release();
       this.#running.delete(task.id);
@@ -270,28 +280,78 @@ export class TaskRunner {
     };
   }
 
-  async #finish(
-    taskId: string,
-    token: string,
-    accountId: string,
+  /**
+   * Records a run's outcome: its files stored once, then the finish, fenced by the lease. The
+   * outputs are in hand (a provider was paid for them): a finish the database cannot take now
+   * (it is away) is tried again, waiting longer each time, rather than leaving the task to run
+   * again after its lease; the heartbeat goes on meanwhile. The files go when the finish is
+   * fenced (cancelled, or taken over by another worker) or given up (this worker stopping):
+   * nothing is left on disk that no media row names.
+   */
+  async #settle(
+    task: ClaimedTask['task'],
     content: ClaimedTask['content'],
     result: EngineResult,
   ): Promise<void> {
-    const media = result.ok
-      ? await storeOutputs(this.#o.storage, accountId, content.id, result.outputs)
-      : [];
-    const finished = await this.#o.finisher.finish(
-      taskId,
-      { kind: 'lease', token },
-      result.ok
-        ? { code: FinishCode.Ok, message: null, media }
-        : { code: result.finishCode, message: accountMessage(taskId, result) },
-      content.model_id,
-    );
-    if (finished === undefined) {
-      // Fenced: the lease was taken over or the task cancelled meanwhile. Leave no orphans.
-      await Promise.all(media.map((m) => this.#o.storage.remove(m.storageKey)));
+    const media = result.ok ? await this.#store(task.account_id, content.id, result.outputs) : [];
+    const outcome = result.ok
+      ? { code: FinishCode.Ok, message: null, media }
+      : { code: result.finishCode, message: accountMessage(task.id, result) };
+    for (let round = 1; ; round++) {
+      try {
+        const finished = await this.#o.finisher.finish(
+          task.id,
+          { kind: 'lease', token: task.lease_token },
+          outcome,
+          content.model_id,
+        );
+        if (finished === undefined) await this.#discard(media);
+        return;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || this.#stopping) {
+          await this.#discard(media);
+          throw error;
+        }
+        this.#o.outages.report('task outcome not recorded yet; trying again', error, {
+          taskId: task.id,
+        });
+        await this.#pause(Math.min(finishRetryMaxMs, 250 * 2 ** (round - 1)));
+      }
     }
+  }
+
+  /** Writes an engine's files; those written before a failure are removed with it. */
+  async #store(accountId: string, contentId: string, outputs: readonly EngineOutput[]) {
+    const written: NewMediaRow[] = [];
+    try {
+      return await storeOutputs(this.#o.storage, accountId, contentId, outputs, written);
+    } catch (error) {
+      await this.#discard(written);
+      throw error;
+    }
+  }
+
+  /** Removes stored files no finish will name; a failure to is logged, not thrown. */
+  async #discard(media: readonly NewMediaRow[]): Promise<void> {
+    const removed = await Promise.allSettled(
+      media.map((m) => this.#o.storage.remove(m.storageKey)),
+    );
+    for (const failed of removed.filter((r) => r.status === 'rejected')) {
+      this.#o.log.warn({ err: failed.reason }, 'a file no task names could not be removed');
+    }
+  }
+
+  /** Waits, or less when the runner stops. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.#sleepers.add(wake);
+    });
   }
 
   async #failed(task: ClaimedTask['task'], modelId: string, error: unknown): Promise<void> {
