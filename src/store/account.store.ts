@@ -71,21 +71,24 @@ export interface AccountWithBalances extends AccountRow {
   balances: Array<{ category: string; amount: number }>;
 }
 
+/** Accounts, each with its balances by category as one JSON array column. */
+function selectAccountsWithBalances(q: Queryable) {
+  return q
+    .selectFrom('accounts')
+    .selectAll('accounts')
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('credit_balances')
+          .select(['category', 'amount'])
+          .whereRef('credit_balances.account_id', '=', 'accounts.id')
+          .orderBy('category'),
+      ).as('balances'),
+    );
+}
+
 const accountWithBalances = prepared(
-  (db, id: string) =>
-    db
-      .selectFrom('accounts')
-      .selectAll('accounts')
-      .select((eb) =>
-        jsonArrayFrom(
-          eb
-            .selectFrom('credit_balances')
-            .select(['category', 'amount'])
-            .whereRef('credit_balances.account_id', '=', 'accounts.id')
-            .orderBy('category'),
-        ).as('balances'),
-      )
-      .where('accounts.id', '=', id),
+  (db, id: string) => selectAccountsWithBalances(db).where('accounts.id', '=', id),
   'placeholder:id',
 );
 
@@ -109,20 +112,7 @@ export async function listAccountsWithBalances(
   first: number,
   after: string | null,
 ): Promise<AccountWithBalances[]> {
-  let query = q
-    .selectFrom('accounts')
-    .selectAll('accounts')
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('credit_balances')
-          .select(['category', 'amount'])
-          .whereRef('credit_balances.account_id', '=', 'accounts.id')
-          .orderBy('category'),
-      ).as('balances'),
-    )
-    .orderBy('accounts.alias')
-    .limit(first);
+  let query = selectAccountsWithBalances(q).orderBy('accounts.alias').limit(first);
   if (after !== null) query = query.where('accounts.alias', '>', after);
   return query.execute();
 }
