@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { LocalEvents } from './local-events.ts';
 import { PostgresChannel } from './postgres-channel.ts';
 
 /**
@@ -13,24 +13,9 @@ export interface Broadcast {
 }
 
 /** Within one process: the embedded database admits no other. */
-export class LocalBroadcast implements Broadcast {
-  readonly #emitter = new EventEmitter();
-
-  constructor() {
-    this.#emitter.setMaxListeners(0);
-  }
-
+export class LocalBroadcast extends LocalEvents<string> implements Broadcast {
   async publish(message: string): Promise<void> {
-    this.#emitter.emit('message', message);
-  }
-
-  subscribe(listener: (message: string) => void): () => void {
-    this.#emitter.on('message', listener);
-    return () => this.#emitter.off('message', listener);
-  }
-
-  async close(): Promise<void> {
-    this.#emitter.removeAllListeners();
+    this.deliver(message);
   }
 }
 
@@ -44,7 +29,7 @@ export class PostgresBroadcast implements Broadcast {
   static async open(url: string, channel: string): Promise<PostgresBroadcast> {
     const broadcast = new PostgresBroadcast();
     broadcast.#channel = await PostgresChannel.open(url, channel, {
-      message: (payload) => void broadcast.#local.publish(payload),
+      message: (payload) => broadcast.#local.deliver(payload),
     });
     return broadcast;
   }

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { LocalEvents } from './local-events.ts';
 
 /** A credential that may no longer authorize calls; every node forgets what it cached of it. */
 export type CredentialChange =
@@ -25,29 +25,13 @@ export interface CredentialEvents {
 }
 
 /** Within one process: the embedded database admits no other process, so nothing is missed. */
-export class LocalCredentialEvents implements CredentialEvents {
-  readonly #emitter = new EventEmitter();
+export class LocalCredentialEvents
+  extends LocalEvents<CredentialEvent>
+  implements CredentialEvents
+{
   readonly live: boolean = true;
-
-  constructor() {
-    this.#emitter.setMaxListeners(0);
-  }
 
   async publish(change: CredentialChange): Promise<void> {
     this.deliver(change);
-  }
-
-  /** Delivers an event that arrived from elsewhere (the PostgreSQL bridge). */
-  deliver(event: CredentialEvent): void {
-    this.#emitter.emit('event', event);
-  }
-
-  subscribe(listener: (event: CredentialEvent) => void): () => void {
-    this.#emitter.on('event', listener);
-    return () => this.#emitter.off('event', listener);
-  }
-
-  async close(): Promise<void> {
-    this.#emitter.removeAllListeners();
   }
 }

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { LocalEvents } from './local-events.ts';
 
 /** What happens to tasks, for workers (wake up, abort) and, later, subscriptions. */
 export type TaskEvent =
@@ -18,28 +18,8 @@ export interface TaskEvents {
 }
 
 /** Delivery within one process (the embedded database, or tests). */
-export class LocalTaskEvents implements TaskEvents {
-  readonly #emitter = new EventEmitter();
-
-  constructor() {
-    this.#emitter.setMaxListeners(0);
-  }
-
+export class LocalTaskEvents extends LocalEvents<TaskEvent> implements TaskEvents {
   async publish(event: TaskEvent): Promise<void> {
-    this.#emitter.emit('event', event);
-  }
-
-  /** Delivers an event that arrived from elsewhere (the PostgreSQL bridge). */
-  deliver(event: TaskEvent): void {
-    this.#emitter.emit('event', event);
-  }
-
-  subscribe(listener: (event: TaskEvent) => void): () => void {
-    this.#emitter.on('event', listener);
-    return () => this.#emitter.off('event', listener);
-  }
-
-  async close(): Promise<void> {
-    this.#emitter.removeAllListeners();
+    this.deliver(event);
   }
 }
