@@ -189,11 +189,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
   raw.PUBLIC_URL ??= `http://localhost:${port}`;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const key = issue.path.join('.');
-      const name = String(issue.path[0]);
-      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(raw[name])})`);
-    }
+    for (const issue of parsed.error.issues) problems.push(describeIssue(issue, raw));
   }
   if (
     parsed.success &&
@@ -313,4 +309,40 @@ function deepFreeze<T>(value: T): T {
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
+}
+
+/** Longest value quoted back in a problem; a `MODELS` array can be pages long. */
+const longestQuoted = 200;
+
+/**
+ * A problem as the operator reads it: where (`MODELS[2].backends[0].name`), what is wrong, and
+ * the value found there, when there is one, cut to a length.
+ */
+function describeIssue(
+  issue: { readonly path: readonly PropertyKey[]; readonly message: string },
+  raw: Readonly<Record<string, unknown>>,
+): string {
+  const [name, ...inside] = issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key));
+  const where = inside.reduce<string>(
+    (at, key) => (typeof key === 'number' ? `${at}[${key}]` : `${at}.${key}`),
+    String(name),
+  );
+  let value: unknown = raw[String(name)];
+  if (inside.length > 0 && typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      value = undefined;
+    }
+  }
+  for (const key of inside) {
+    value =
+      value !== null && typeof value === 'object' && Object.hasOwn(value, key)
+        ? (value as Record<PropertyKey, unknown>)[key]
+        : undefined;
+  }
+  if (value === undefined) return `${where}: ${issue.message}`;
+  const quoted = JSON.stringify(value);
+  const cut = quoted.length > longestQuoted ? `${quoted.slice(0, longestQuoted)}…` : quoted;
+  return `${where}: ${issue.message} (got ${cut})`;
 }

@@ -106,6 +106,23 @@ describe('configuration', () => {
     }
   });
 
+  it('names a problem inside MODELS by its place, quoting only the value found there', () => {
+    const model = {
+      modelId: 'mdl_a',
+      name: 'A',
+      kind: 'image',
+      engine: 'procedural-image',
+      pricing: { unit: 'image', credits: 1 },
+      capabilities: { sizes: [], formats: ['png'], maxPromptLength: 'long' },
+      description: 'x'.repeat(5_000),
+    };
+    const { problems } = captureConfigError({ MODELS: JSON.stringify([model]) });
+    assert.deepEqual(problems, [
+      'MODELS[0].capabilities.sizes: Too small: expected array to have >=1 items (got [])',
+      'MODELS[0].capabilities.maxPromptLength: Invalid input: expected number, received string (got "long")',
+    ]);
+  });
+
   it('refuses ports outside 1..65535', () => {
     assert.match(captureConfigError({ PORT: '70000' }).message, /PORT/);
     assert.match(captureConfigError({ PORT: '0' }).message, /PORT/);
