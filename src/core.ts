@@ -5,6 +5,7 @@ import type { ClientMetadataOptions } from './auth/oauth/client-metadata-documen
 import { type OauthServer, openOauthServer } from './auth/oauth/oauth-server.ts';
 import { openSignIn } from './auth/sign-in.ts';
 import type { Config } from './config/config.ts';
+import { poolOf } from './domain/backends.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
 import { creditCategories } from './domain/credits.ts';
@@ -152,13 +153,18 @@ export function catalogueModels(
   return [...models.values()];
 }
 
-/** The model servers of models that name one (`engineOptions.baseUrl`), as `/readyz` lists them. */
+/**
+ * The model servers of backends that name one (`engineOptions.baseUrl`), as `/readyz` lists
+ * them.
+ */
 function configuredBackends(models: readonly ModelDefinition[]): string[] {
-  const urls = models.flatMap((m) =>
-    typeof m.engineOptions.baseUrl === 'string'
-      ? [backendName(m.engine, m.engineOptions.baseUrl)]
-      : [],
-  );
+  const urls = models
+    .flatMap(poolOf)
+    .flatMap((b) =>
+      typeof b.engineOptions.baseUrl === 'string'
+        ? [backendName(b.engine, b.engineOptions.baseUrl)]
+        : [],
+    );
   return [...new Set(urls)];
 }
 

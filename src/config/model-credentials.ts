@@ -1,3 +1,4 @@
+import { poolOf } from '../domain/backends.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 import { isHttpOrigin } from './values.ts';
 
@@ -16,8 +17,8 @@ function hasUserInfo(url: string): boolean {
 }
 
 /**
- * Reads the credentials models name by environment variable (`engineOptions.apiKeyEnv`) and
- * checks their base URLs: a variable that is not set, or a `baseUrl` that is not an http(s)
+ * Reads the credentials models name by environment variable (`engineOptions.apiKeyEnv`, of
+ * every backend of a pool) and checks their base URLs: a variable that is not set, or a `baseUrl` that is not an http(s)
  * URL, is a problem listed with every other one at start. This is the one place secrets are
  * read from the environment; core hands them to the engines.
  */
@@ -27,9 +28,17 @@ export function modelCredentials(
 ): ModelCredentials {
   const secrets = new Map<string, string>();
   const problems: string[] = [];
-  for (const [index, model] of models.entries()) {
-    const where = `MODELS[${index}] (${model.modelId})`;
-    const { apiKeyEnv, baseUrl } = model.engineOptions;
+  const backends = models.flatMap((model, index) =>
+    poolOf(model).map((backend, b) => ({
+      where:
+        model.backends === undefined
+          ? `MODELS[${index}] (${model.modelId})`
+          : `MODELS[${index}].backends[${b}] (${backend.id})`,
+      options: backend.engineOptions,
+    })),
+  );
+  for (const { where, options } of backends) {
+    const { apiKeyEnv, baseUrl } = options;
     if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !isHttpOrigin(baseUrl))) {
       problems.push(`${where}: engineOptions.baseUrl must be an http(s) URL without a query`);
     } else if (typeof baseUrl === 'string' && hasUserInfo(baseUrl)) {

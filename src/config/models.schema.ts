@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultHealthRule } from '../domain/backends.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -63,14 +64,40 @@ const avatarCapabilities = z.object({
   charactersPerSecond: z.number().positive().default(15),
 });
 
+const engineOptions = z.record(z.string(), z.unknown());
+
+/** When a backend goes out of rotation and comes back; see {@link defaultHealthRule}. */
+const healthRule = z
+  .object({
+    failuresBeforeCooldown: int(1, 1000).default(defaultHealthRule.failuresBeforeCooldown),
+    cooldownSeconds: int(1, 86_400).default(defaultHealthRule.cooldownSeconds),
+    probeSeconds: int(0, 86_400).default(defaultHealthRule.probeSeconds),
+  })
+  .prefault({});
+
+/** One backend of a model's pool; see `BackendDefinition`. */
+const backendSchema = z.object({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/, 'up to 40 letters, digits, ".", "_" or "-"'),
+  engine: z.string().min(1),
+  engineOptions: engineOptions.default({}),
+  maxConcurrent: int(1, 10_000).nullable().default(null),
+  priority: int(1, 9).default(1),
+  weight: int(1, 1000).default(1),
+  health: healthRule,
+});
+
 /** What every kind of model has; see {@link ModelDefinition}. */
 const common = {
   modelId: z.string().regex(/^mdl_[A-Za-z0-9_-]{1,60}$/, 'must look like mdl_my-model'),
   name: z.string().min(1),
   status: z.enum(['ready', 'maintenance', 'deprecated']).default('ready'),
   description: z.string().nullable().default(null),
-  engine: z.string().min(1),
-  engineOptions: z.record(z.string(), z.unknown()).default({}),
+  /** One backend: `engine` and `engineOptions`; a pool: `backends`. */
+  engine: z.string().min(1).optional(),
+  engineOptions: engineOptions.optional(),
+  backends: z.array(backendSchema).min(1).max(32).optional(),
   maxRunSeconds: int(1, 604_800).optional(), // up to 7 days
   access: z
     .discriminatedUnion('kind', [
@@ -87,13 +114,47 @@ const common = {
   }),
 };
 
-/** A model in `MODELS`: the shape of {@link ModelDefinition}, with defaults for the optional. */
-const modelSchema = z.discriminatedUnion('kind', [
-  z.object({ ...common, kind: z.literal('image'), capabilities: imageCapabilities }),
-  z.object({ ...common, kind: z.literal('video'), capabilities: videoCapabilities }),
-  z.object({ ...common, kind: z.literal('speech'), capabilities: speechCapabilities }),
-  z.object({ ...common, kind: z.literal('avatar'), capabilities: avatarCapabilities }),
-]);
+/**
+ * A model in `MODELS`: the shape of {@link ModelDefinition}, with defaults for the optional.
+ * It names either one `engine` (with its `engineOptions`) or a pool of `backends`, whose first
+ * then stands as the model's `engine` and `engineOptions`.
+ */
+const modelSchema = z
+  .discriminatedUnion('kind', [
+    z.object({ ...common, kind: z.literal('image'), capabilities: imageCapabilities }),
+    z.object({ ...common, kind: z.literal('video'), capabilities: videoCapabilities }),
+    z.object({ ...common, kind: z.literal('speech'), capabilities: speechCapabilities }),
+    z.object({ ...common, kind: z.literal('avatar'), capabilities: avatarCapabilities }),
+  ])
+  .superRefine((model, ctx) => {
+    const problem = (path: PropertyKey[], message: string) =>
+      ctx.addIssue({ code: 'custom', path, message });
+    if (model.backends === undefined) {
+      if (model.engine === undefined) problem(['engine'], 'required (or a list of backends)');
+      return;
+    }
+    if (model.engine !== undefined) problem(['engine'], 'give engine or backends, not both');
+    if (model.engineOptions !== undefined) {
+      problem(['engineOptions'], "with backends, each backend's engineOptions are its own");
+    }
+    const seen = new Set<string>();
+    model.backends.forEach((backend, i) => {
+      if (seen.has(backend.name)) {
+        problem(['backends', i, 'name'], `"${backend.name}" names another backend of this model`);
+      }
+      seen.add(backend.name);
+    });
+  })
+  .transform(({ backends, engine, engineOptions, ...model }) =>
+    backends === undefined
+      ? { ...model, engine: engine ?? '', engineOptions: engineOptions ?? {} }
+      : {
+          ...model,
+          engine: backends[0]!.engine,
+          engineOptions: backends[0]!.engineOptions,
+          backends,
+        },
+  );
 
 export const modelsSchema = z.preprocess((value) => {
   if (typeof value !== 'string') return value;

@@ -1,4 +1,5 @@
 import type { AccountRole, Actor } from './actor.ts';
+import type { BackendDefinition } from './backends.ts';
 
 export type GenerationKind = 'image' | 'video' | 'speech' | 'avatar';
 export type ModelStatus = 'ready' | 'maintenance' | 'deprecated';
@@ -93,9 +94,14 @@ interface ModelBase {
   readonly name: string;
   readonly status: ModelStatus;
   readonly description: string | null;
-  /** The engine that runs it and that engine's options. */
+  /**
+   * The engine that runs it and that engine's options; of a pool, those of its first backend
+   * (what the catalogue reads, such as configured voices).
+   */
   readonly engine: string;
   readonly engineOptions: Readonly<Record<string, unknown>>;
+  /** The backends it runs on, when it lists them; else `engine` alone ({@link poolOf}). */
+  readonly backends?: readonly BackendDefinition[];
   readonly access: ModelAccess;
   readonly pricing: Pricing;
   /** Longest one run may take before it is stopped (finish code 3); default per kind. */
@@ -122,7 +128,7 @@ export interface AvatarModel extends ModelBase {
   readonly capabilities: AvatarCapabilities;
 }
 
-/** A catalogue entry: a model bound to an engine, with its access rule, capabilities and price. */
+/** A catalogue entry: a model bound to its engines, with its access rule, capabilities and price. */
 export type ModelDefinition = ImageModel | VideoModel | SpeechModel | AvatarModel;
 
 export type ModelOfKind<K extends GenerationKind> = Extract<ModelDefinition, { kind: K }>;

@@ -1,3 +1,4 @@
+import { onBackend, poolOf } from '../domain/backends.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 import { comfyuiEngine } from './comfyui/comfyui.engine.ts';
 import type { Engine } from './engine.ts';
@@ -34,24 +35,29 @@ export function builtinEngines(ffmpeg: Ffmpeg, remote: RemoteDeps): ReadonlyMap<
 
 /**
  * What is wrong with binding these models to these engines: an engine that does not exist,
- * one that does not make the model's kind, or options the engine cannot use. Every problem is
- * listed; none means all is well.
+ * one that does not make the model's kind, or options the engine cannot use, for every backend
+ * of a pool. Every problem is listed; none means all is well.
  */
 export function bindingProblems(
   models: readonly ModelDefinition[],
   engines: ReadonlyMap<string, Pick<Engine, 'kinds' | 'checkOptions'>>,
 ): string[] {
   const names = [...engines.keys()].join(', ');
-  return models.flatMap((model) => {
-    const engine = engines.get(model.engine);
-    if (engine === undefined) {
-      return [`${model.modelId}: engine "${model.engine}" does not exist (engines: ${names})`];
-    }
-    if (!engine.kinds.includes(model.kind)) {
-      return [
-        `${model.modelId}: engine "${model.engine}" makes ${engine.kinds.join(', ')}, not ${model.kind}`,
-      ];
-    }
-    return (engine.checkOptions?.(model) ?? []).map((problem) => `${model.modelId}: ${problem}`);
-  });
+  return models.flatMap((model) =>
+    poolOf(model).flatMap((backend) => {
+      const where =
+        model.backends === undefined ? model.modelId : `${model.modelId} backend "${backend.name}"`;
+      const engine = engines.get(backend.engine);
+      if (engine === undefined) {
+        return [`${where}: engine "${backend.engine}" does not exist (engines: ${names})`];
+      }
+      if (!engine.kinds.includes(model.kind)) {
+        return [
+          `${where}: engine "${backend.engine}" makes ${engine.kinds.join(', ')}, not ${model.kind}`,
+        ];
+      }
+      const problems = engine.checkOptions?.(onBackend(model, backend)) ?? [];
+      return problems.map((problem) => `${where}: ${problem}`);
+    }),
+  );
 }
