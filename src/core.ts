@@ -19,7 +19,13 @@ import { backendName } from './engines/remote/remote-deps.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
-import { type Broadcast, LocalBroadcast, PostgresBroadcast } from './events/broadcast.ts';
+import {
+  type Broadcast,
+  LocalBroadcast,
+  PostgresBroadcast,
+  type Topic,
+  topicOf,
+} from './events/broadcast.ts';
 import { type CredentialEvents, LocalCredentialEvents } from './events/credential-events.ts';
 import { PostgresCredentialEvents } from './events/postgres-credential-events.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
@@ -88,9 +94,10 @@ export interface Core {
   readonly events: TaskEvents;
   /**
    * MCP requests a client cancelled (`notifications/cancelled`), from whichever node heard the
-   * notification to the node that runs the request; across processes on PostgreSQL.
+   * notification to the node that runs the request; across processes on PostgreSQL (a topic of
+   * the broadcast).
    */
-  readonly mcpCancellations: Broadcast;
+  readonly mcpCancellations: Topic;
   /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
   readonly metrics: Metrics;
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
@@ -152,6 +159,9 @@ export function catalogueModels(
   }
   return [...models.values()];
 }
+
+/** Topics of the broadcast. */
+export const topics = { mcpCancel: 'mcp-cancel' } as const;
 
 /**
  * The model servers of backends that name one (`engineOptions.baseUrl`), as `/readyz` lists
@@ -220,11 +230,11 @@ export async function buildCore(
         : await PostgresCredentialEvents.connect(database.connectionUrl);
     closers.push(() => credentialEvents.close());
     // Only a server answers MCP; workers and commands keep one LISTEN connection fewer.
-    const mcpCancellations: Broadcast =
+    const broadcast: Broadcast =
       database.connectionUrl === null || role !== 'server'
         ? new LocalBroadcast()
-        : await PostgresBroadcast.open(database.connectionUrl, 'atelier_mcp_cancellations');
-    closers.push(() => mcpCancellations.close());
+        : await PostgresBroadcast.open(database.connectionUrl, 'atelier_broadcast');
+    closers.push(() => broadcast.close());
     const signer = new UrlSigner({
       key: await sharedSecret(db, 'media-url-signing'),
       publicUrl: config.publicUrl,
@@ -369,7 +379,7 @@ export async function buildCore(
       services,
       oauth,
       events,
-      mcpCancellations,
+      mcpCancellations: topicOf(broadcast, topics.mcpCancel),
       metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
         const outages = new OutageLog(log);
