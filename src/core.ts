@@ -5,7 +5,7 @@ import type { ClientMetadataOptions } from './auth/oauth/client-metadata-documen
 import { type OauthServer, openOauthServer } from './auth/oauth/oauth-server.ts';
 import { openSignIn } from './auth/sign-in.ts';
 import type { Config } from './config/config.ts';
-import { poolOf } from './domain/backends.ts';
+import { type PoolBackend, poolOf } from './domain/backends.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
 import { creditCategories } from './domain/credits.ts';
@@ -30,6 +30,7 @@ import { type CredentialEvents, LocalCredentialEvents } from './events/credentia
 import { PostgresCredentialEvents } from './events/postgres-credential-events.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
+import { BackendHealthService } from './jobs/backend-health.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
 import { TaskRunner } from './jobs/task-runner.ts';
 import { startWorkerChores } from './jobs/worker-chores.ts';
@@ -44,6 +45,7 @@ import { LibraryService } from './services/library.service.ts';
 import { ManagementGuard } from './services/management-guard.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
+import { PoolStatus } from './services/pool-status.ts';
 import { ResultService } from './services/result.service.ts';
 import { SpendingLimitService } from './services/spending-limit.service.ts';
 import { TaskEventFeed } from './services/task-event-feed.ts';
@@ -60,6 +62,7 @@ import type { AddressCheckOptions } from './shared/public-fetch.ts';
 import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
+import { syncBackends } from './store/backend.store.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
@@ -95,7 +98,7 @@ export interface Core {
   /**
    * MCP requests a client cancelled (`notifications/cancelled`), from whichever node heard the
    * notification to the node that runs the request; across processes on PostgreSQL (a topic of
-   * the broadcast).
+   * the broadcast, which also carries backends taken out of rotation or back).
    */
   readonly mcpCancellations: Topic;
   /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
@@ -161,7 +164,21 @@ export function catalogueModels(
 }
 
 /** Topics of the broadcast. */
-export const topics = { mcpCancel: 'mcp-cancel' } as const;
+export const topics = { mcpCancel: 'mcp-cancel', backends: 'backends' } as const;
+
+/**
+ * The backends recorded in the database: every backend of a model that lists a pool, and the
+ * one engine of a model whose engine talks to a server (it has health). A model on a built-in
+ * engine alone holds nothing, and its tasks are claimed as before pools.
+ */
+export function recordedBackends(
+  models: readonly ModelDefinition[],
+  engines: ReadonlyMap<string, Pick<Engine, 'probe'>>,
+): PoolBackend[] {
+  return models.flatMap((m) =>
+    m.backends !== undefined || engines.get(m.engine)?.probe !== undefined ? poolOf(m) : [],
+  );
+}
 
 /**
  * The model servers of backends that name one (`engineOptions.baseUrl`), as `/readyz` lists
@@ -229,12 +246,22 @@ export async function buildCore(
         ? new LocalCredentialEvents()
         : await PostgresCredentialEvents.connect(database.connectionUrl);
     closers.push(() => credentialEvents.close());
-    // Only a server answers MCP; workers and commands keep one LISTEN connection fewer.
+    // Servers answer MCP and follow backends; workers announce backends' changes. Operator
+    // commands keep the LISTEN connection.
     const broadcast: Broadcast =
-      database.connectionUrl === null || role !== 'server'
+      database.connectionUrl === null || role === 'command'
         ? new LocalBroadcast()
         : await PostgresBroadcast.open(database.connectionUrl, 'atelier_broadcast');
     closers.push(() => broadcast.close());
+    const backends = recordedBackends(models, engines);
+    await syncBackends(
+      db,
+      models.map((m) => m.modelId),
+      backends,
+    );
+    const pools = new PoolStatus(db);
+    await pools.start(topicOf(broadcast, topics.backends));
+    closers.push(async () => pools.close());
     const signer = new UrlSigner({
       key: await sharedSecret(db, 'media-url-signing'),
       publicUrl: config.publicUrl,
@@ -259,7 +286,11 @@ export async function buildCore(
       records: role === 'server',
     });
     const cursors = new Cursors(await sharedSecret(db, 'page-cursors'));
-    const catalogue = new CatalogueService({ models, cursors });
+    const catalogue = new CatalogueService({
+      models,
+      cursors,
+      down: (modelId) => pools.isDown(modelId),
+    });
     const voices = new VoiceService({
       listVoices: listEspeakVoices,
       cursors,
@@ -384,6 +415,13 @@ export async function buildCore(
       startWorkers(log, concurrency = config.workerConcurrency) {
         const outages = new OutageLog(log);
         closers.push(async () => outages.close());
+        const health = new BackendHealthService({
+          db,
+          log,
+          engines,
+          backends,
+          changed: () => broadcast.publish(topics.backends, 'changed'),
+        });
         const runner = new TaskRunner({
           db,
           events,
@@ -399,6 +437,7 @@ export async function buildCore(
           // The same finish as cancellation's, reporting its metrics and events to this log.
           finisher: new TaskFinisher({ db, events, metrics, log }),
           outages,
+          health,
         });
         runner.start();
         // Drain before the events and the database close (closers run in reverse).
@@ -410,6 +449,7 @@ export async function buildCore(
           outages,
           uploads,
           pollMs: config.taskPollMs,
+          health,
           webhooks: {
             box: webhookSecrets,
             timeoutMs: config.webhooks.timeoutMs,

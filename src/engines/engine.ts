@@ -42,6 +42,12 @@ export interface EngineFailure {
    * driver's error): logged with the run's end, never stored or shown.
    */
   readonly detail?: string;
+  /**
+   * The backend failed rather than the work: no answer, an overloaded or failing server that
+   * did not take the job, the job lost on the server. Another backend of the pool may run the
+   * task, and the failure counts toward this backend's cooldown.
+   */
+  readonly backendFault?: boolean;
 }
 
 /**
@@ -106,6 +112,12 @@ export interface Engine {
   /** The kinds it makes; a model of another kind bound to it is refused at start. */
   readonly kinds: readonly GenerationKind[];
   run(request: EngineRequest, context: EngineContext): Promise<EngineResult>;
+  /**
+   * Whether the model server a backend's options name answers, for the backend's health:
+   * resolves when it does, rejects with the reason when not. Engines that run on the worker
+   * itself have none, and no health is kept for them.
+   */
+  probe?(options: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<void>;
   /**
    * What is wrong with a model's `engineOptions` for this engine (a missing `baseUrl`, a voice
    * without a name…), each problem a readable sentence; listed with every other at start.

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { type PoolBackend, poolOf } from '../domain/backends.ts';
 import { FinishCode } from '../domain/finish-code.ts';
 import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
 import type {
@@ -16,6 +17,7 @@ import type { OutageLog } from '../observability/outage-log.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
+import { type AttemptRecord, recordAttempt } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
@@ -26,6 +28,7 @@ import {
   releaseTask,
   writeCheckpoint,
 } from '../store/task-queue.store.ts';
+import type { BackendHealthService } from './backend-health.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
 import { progressWriter } from './progress-writer.ts';
 import { RunHold } from './run-hold.ts';
@@ -54,20 +57,35 @@ export interface TaskRunnerOptions {
   finisher: TaskFinisher;
   /** Where the database being away is logged once and counted, not per poll. */
   outages: OutageLog;
+  /** How each run went for its backend, toward the backend's cooldown. */
+  health: BackendHealthService;
+}
+
+/** A claimed task's run: where it runs and what it runs. */
+interface Placement {
+  readonly model: ModelDefinition;
+  /** The claimed backend of a pool; the model's one engine when the claim named none. */
+  readonly backend: PoolBackend;
+  /** Whether the claim holds a slot on a recorded backend (its runs are recorded). */
+  readonly recorded: boolean;
+  readonly poolSize: number;
 }
 
 /**
- * Runs queued tasks: claims under a lease, renews it while the engine works, writes progress,
- * and finishes (media, or failure with refund) in one transaction fenced by the lease token.
- * An engine's unexpected error puts the task back for another attempt; a worker that dies
- * leaves a lease that expires, and any runner's sweep requeues the task or, with no attempts
- * left, finishes it as lost (code 5) with a refund.
+ * Runs queued tasks: claims under a lease (with a slot on one of its model's backends),
+ * renews it while the engine works, writes progress, and finishes (media, or failure with
+ * refund) in one transaction fenced by the lease token. An engine's unexpected error, or a
+ * failure that was the backend's rather than the work's (no answer, an overloaded server), puts
+ * the task back for another attempt, on another backend of its pool when there is one; a
+ * worker that dies leaves a lease that expires, and any runner's sweep requeues the task or,
+ * with no attempts left, finishes it as lost (code 5) with a refund.
  */
 export class TaskRunner {
   readonly #o: TaskRunnerOptions;
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, (reason: StopReason) => void>();
   readonly #sleepers = new Set<() => void>();
+  readonly #pools = new Map<string, readonly PoolBackend[]>();
   #slots: Promise<void>[] = [];
   #stopping = false;
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -179,12 +197,14 @@ export class TaskRunner {
   }
 
   async #run({ task, content }: ClaimedTask): Promise<void> {
+    const model = this.#o.model(content.model_id);
+    const placement = model === undefined ? undefined : this.#place(model, task.backend_id);
     const hold = new RunHold({
       db: this.#o.db,
       log: this.#o.log,
       task,
       leaseMs: this.#o.leaseMs,
-      limitSeconds: maxRunSeconds(content.kind, this.#o.model(content.model_id)),
+      limitSeconds: maxRunSeconds(content.kind, model),
     });
     this.#running.set(task.id, (reason) => hold.stop(reason));
     const changed: TaskEvent = {
@@ -194,7 +214,12 @@ export class TaskRunner {
       finished: false,
     };
     const progress = progressWriter(this.#o.db, task, () => this.#announce(changed));
-    const ids = { taskId: task.id, contentId: content.id, modelId: content.model_id };
+    const ids = {
+      taskId: task.id,
+      contentId: content.id,
+      modelId: content.model_id,
+      backend: placement?.backend.id ?? null,
+    };
     this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
     const startedAt = performance.now();
     const ended = (fields: { finishCode: number | null; detail?: string | undefined }) => {
@@ -203,6 +228,17 @@ export class TaskRunner {
       const logged = { ...ids, finishCode, ms, stopped: hold.reason ?? null };
       this.#o.log.info(detail ? { ...logged, detail } : logged, 'engine run ended');
     };
+    const attempt = (outcome: AttemptRecord['outcome'], detail: string | null = null) =>
+      placement?.recorded === true && task.claimed_at !== null
+        ? this.#record({
+            taskId: task.id,
+            attempt: task.attempts,
+            backendId: placement.backend.id,
+            startedAt: task.claimed_at,
+            outcome,
+            detail,
+          })
+        : Promise.resolve();
     // Not waited for: the engine need not wait on a wake-up call. Events leave in the order
     // published, so this one still precedes the finish's.
     void this.#announce(changed);
@@ -213,6 +249,7 @@ export class TaskRunner {
           this.#execute(
             { taskId: task.id, accountId: task.account_id, kind: content.kind },
             content.model_id,
+            placement,
             content.input,
             {
               signal: hold.signal,
@@ -224,10 +261,18 @@ export class TaskRunner {
         ]);
       } catch (error) {
         await progress.settled();
-        if (hold.reason !== undefined) ended({ finishCode: null });
+        if (hold.reason !== undefined) {
+          ended({ finishCode: null });
+          await attempt('stopped', hold.reason);
+        }
         if (hold.reason === 'shutdown')
           await releaseTask(this.#o.db, task.id, task.lease_token, false);
-        else if (hold.reason === undefined) await this.#failed(task, content.model_id, error);
+        else if (hold.reason === undefined) {
+          const reason = error instanceof Error ? error.message : String(error);
+          await attempt('error', reason);
+          if (placement !== undefined) await this.#o.health.failed(placement.backend, reason);
+          await this.#failed(task, content.model_id, placement, error);
+        }
         return;
       }
       // The engine's work is done: from here, a fault is the recording's, never the engine's.
@@ -237,10 +282,28 @@ export class TaskRunner {
           ? { finishCode: FinishCode.Ok }
           : { finishCode: result.finishCode, detail: result.detail },
       );
-      if (hold.reason === undefined || hold.reason === 'timeout')
+      const backendFault = !result.ok && result.backendFault === true && hold.reason === undefined;
+      if (placement !== undefined && hold.reason === undefined) {
+        const reason = result.ok ? '' : (result.detail ?? result.message);
+        if (backendFault) await this.#o.health.failed(placement.backend, reason);
+        else await this.#o.health.answered(placement.backend);
+      }
+      if (backendFault && this.#failsOver(task, placement)) {
+        await attempt('failed_over', result.ok ? null : (result.detail ?? result.message));
+        await this.#failOver(task, placement!);
+        return;
+      }
+      if (hold.reason === undefined || hold.reason === 'timeout') {
+        await attempt(
+          result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
+          result.ok ? null : (result.detail ?? result.message),
+        );
         await this.#settle(task, content, result);
-      else if (hold.reason === 'shutdown')
-        await releaseTask(this.#o.db, task.id, task.lease_token, false);
+      } else {
+        await attempt('stopped', hold.reason);
+        if (hold.reason === 'shutdown')
+          await releaseTask(this.#o.db, task.id, task.lease_token, false);
+      }
     } finally {
       hold.release();
       this.#running.delete(task.id);
@@ -250,12 +313,13 @@ export class TaskRunner {
   async #execute(
     task: Parameters<typeof engineRequest>[0],
     modelId: string,
+    placement: Placement | undefined,
     input: unknown,
     context: EngineContext,
   ): Promise<EngineResult> {
-    const model = this.#o.model(modelId);
-    const engine = model === undefined ? undefined : this.#o.engines.get(model.engine);
-    if (model === undefined || engine === undefined) {
+    const engine =
+      placement === undefined ? undefined : this.#o.engines.get(placement.backend.engine);
+    if (placement === undefined || engine === undefined) {
       return {
         ok: false,
         finishCode: FinishCode.EngineFailure,
@@ -263,15 +327,86 @@ export class TaskRunner {
       };
     }
     // An input gone since submission finishes the task (code 4) without running the engine.
-    const loaded = await engineRequest(task, input, model.engineOptions, this.#o.inputs);
+    const loaded = await engineRequest(
+      task,
+      input,
+      placement.backend.engineOptions,
+      this.#o.inputs,
+    );
     if (!loaded.ok) return loaded;
     return engine.run(loaded.request, context);
   }
 
-  /** The task's checkpoint as claimed; writes are fenced by this claim's lease. */
-  #checkpoint(task: ClaimedTask['task']): TaskCheckpoint {
+  /**
+   * Where a claimed task runs: the backend its claim holds a slot on, or, for a claim that
+   * named none (a model without recorded backends), the model's first. A backend this node
+   * does not know (its configuration differs) runs as the model's first too.
+   */
+  #place(model: ModelDefinition, backendId: string | null): Placement {
+    let pool = this.#pools.get(model.modelId);
+    if (pool === undefined) {
+      pool = poolOf(model);
+      this.#pools.set(model.modelId, pool);
+    }
+    const claimed = backendId === null ? undefined : pool.find((b) => b.id === backendId);
+    if (backendId !== null && claimed === undefined) {
+      this.#o.log.warn(
+        { modelId: model.modelId, backend: backendId },
+        "a claim named a backend this node's MODELS does not have; running on the model's first",
+      );
+    }
     return {
-      saved: task.engine_checkpoint,
+      model,
+      backend: claimed ?? pool[0]!,
+      recorded: backendId !== null,
+      poolSize: pool.length,
+    };
+  }
+
+  /**
+   * Whether a run that failed for its backend's sake goes to another backend of its pool:
+   * when the pool has another and the task has attempts left. Alone in its pool, a backend's
+   * failure finishes the task, as it always did.
+   */
+  #failsOver(task: ClaimedTask['task'], placement: Placement | undefined): boolean {
+    return placement !== undefined && placement.poolSize > 1 && task.attempts < task.max_attempts;
+  }
+
+  /** Back to the queue, counted as an attempt; the next claim passes this backend over. */
+  async #failOver(task: ClaimedTask['task'], placement: Placement): Promise<void> {
+    const released = await releaseTask(
+      this.#o.db,
+      task.id,
+      task.lease_token,
+      true,
+      placement.backend.id,
+    );
+    if (!released) return;
+    this.#o.log.warn(
+      { taskId: task.id, backend: placement.backend.id, attempt: task.attempts },
+      'task failed over: its backend did not take it; back in the queue for another',
+    );
+    await this.#announce({ type: 'queued', taskId: task.id });
+  }
+
+  /** Records a run's end; a failure to is logged (the record is the operator's history). */
+  async #record(record: AttemptRecord): Promise<void> {
+    try {
+      await recordAttempt(this.#o.db, record);
+    } catch (error) {
+      this.#o.log.warn({ err: error, taskId: record.taskId }, 'task attempt not recorded');
+    }
+  }
+
+  /**
+   * The task's checkpoint as claimed, when it names a job on the backend this run holds (a job
+   * on another backend is not this one's to resume); writes are fenced by this claim's lease.
+   */
+  #checkpoint(task: ClaimedTask['task']): TaskCheckpoint {
+    const mine =
+      task.checkpoint_backend_id === null || task.checkpoint_backend_id === task.backend_id;
+    return {
+      saved: mine ? task.engine_checkpoint : null,
       save: async (checkpoint) => {
         if (!(await writeCheckpoint(this.#o.db, task.id, task.lease_token, checkpoint))) {
           throw new Error(`task ${task.id} is no longer held by this worker`);
@@ -354,14 +489,20 @@ export class TaskRunner {
     });
   }
 
-  async #failed(task: ClaimedTask['task'], modelId: string, error: unknown): Promise<void> {
+  async #failed(
+    task: ClaimedTask['task'],
+    modelId: string,
+    placement: Placement | undefined,
+    error: unknown,
+  ): Promise<void> {
     this.#o.log.error(
-      { err: error, taskId: task.id, attempt: task.attempts },
+      { err: error, taskId: task.id, attempt: task.attempts, backend: placement?.backend.id },
       'engine failed unexpectedly',
     );
+    const avoid = placement !== undefined && placement.poolSize > 1 ? placement.backend.id : null;
     if (
       task.attempts < task.max_attempts &&
-      (await releaseTask(this.#o.db, task.id, task.lease_token, true))
+      (await releaseTask(this.#o.db, task.id, task.lease_token, true, avoid))
     ) {
       await this.#announce({ type: 'queued', taskId: task.id });
       return;

@@ -7,8 +7,11 @@ import { every, type Periodic } from '../shared/periodic.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import { pruneLog } from '../store/task-event.store.ts';
+import type { BackendHealthService } from './backend-health.ts';
 import { WebhookDeliverer, type WebhookDelivererOptions } from './webhook-deliverer.ts';
 
+/** How often workers look for backends due a probe (the rules say how often each is). */
+const healthCheckMs = 1_000; // 1 second
 /** How often workers look for expired uploads to complete or forget. */
 const uploadSweepMs = 60_000; // 1 minute
 const eventPruneMs = 10 * 60_000; // 10 minutes
@@ -25,11 +28,13 @@ export interface WorkerChoresDeps {
   /** How often due webhook deliveries are looked for (`TASK_POLL_MS`). */
   pollMs: number;
   webhooks: Pick<WebhookDelivererOptions, 'box' | 'timeoutMs' | 'allowLocalhost' | 'network'>;
+  /** The backends' probes. */
+  health: Pick<BackendHealthService, 'checkDue'>;
 }
 
 /**
- * What worker processes do besides running tasks, each on its own schedule: sweep expired
- * uploads, prune the task event log, send due webhook deliveries. A chore that fails is logged
+ * What worker processes do besides running tasks, each on its own schedule: probe backends
+ * that are due, sweep expired uploads, prune the task event log, send due webhook deliveries. A chore that fails is logged
  * and tried again on its next turn; `stop()` on each ends it.
  */
 export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
@@ -48,6 +53,9 @@ export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
     });
   const deliverer = new WebhookDeliverer({ db: d.db, clock: d.clock, log: d.log, ...d.webhooks });
   return [
+    chore(healthCheckMs, 'backends could not be probed; trying again shortly', () =>
+      d.health.checkDue(),
+    ),
     chore(
       uploadSweepMs,
       'expired uploads could not be swept; trying again later',

@@ -22,18 +22,24 @@ export interface ModelFilter {
 
 /**
  * Models: public reads. The catalogue is configuration (built-ins plus `MODELS`), held in
- * memory. Elements (the built-in library and own ones) are LibraryService's.
+ * memory. A ready model whose every backend is out of rotation reads `maintenance` until one
+ * comes back (`down`, from PoolStatus). Elements (the built-in library and own ones) are
+ * LibraryService's.
  */
 export class CatalogueService {
   readonly #models: ReadonlyMap<string, ModelDefinition>;
   readonly #cursors: Cursors;
+  readonly #down: (modelId: string) => boolean;
 
   constructor(deps: {
     models: readonly ModelDefinition[];
     cursors: Cursors;
+    /** Whether every backend of the model is out of rotation now. */
+    down?: (modelId: string) => boolean;
   }) {
     this.#cursors = deps.cursors;
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
+    this.#down = deps.down ?? (() => false);
   }
 
   listModels(
@@ -42,12 +48,14 @@ export class CatalogueService {
     first?: number | null,
     after?: string | null,
   ): Page<ModelView> {
-    const models = [...this.#models.values()].filter(
-      (m) =>
-        isVisible(m, actor) &&
-        (filter.kind == null || m.kind === filter.kind) &&
-        (filter.status == null || m.status === filter.status),
-    );
+    const models = [...this.#models.values()]
+      .map((m) => this.#now(m))
+      .filter(
+        (m) =>
+          isVisible(m, actor) &&
+          (filter.kind == null || m.kind === filter.kind) &&
+          (filter.status == null || m.status === filter.status),
+      );
     const page = pageOf(
       models,
       first,
@@ -66,7 +74,8 @@ export class CatalogueService {
    * other accounts are the same answer, so an ID's existence is not disclosed.
    */
   model(actor: Actor | null, modelId: string): ModelDefinition {
-    const model = this.#models.get(modelId);
+    const configured = this.#models.get(modelId);
+    const model = configured === undefined ? undefined : this.#now(configured);
     if (model === undefined || !isVisible(model, actor)) {
       throw new AppError(
         ErrorCode.NotFound,
@@ -101,6 +110,13 @@ export class CatalogueService {
       });
     }
     return model;
+  }
+
+  /** The model as it stands now: `maintenance` while every backend of it is out. */
+  #now(model: ModelDefinition): ModelDefinition {
+    return model.status === 'ready' && this.#down(model.modelId)
+      ? { ...model, status: 'maintenance' }
+      : model;
   }
 }
 

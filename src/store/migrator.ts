@@ -15,6 +15,7 @@ import * as spendingLimits from './migrations/0012-spending-limits.ts';
 import * as taskEventLog from './migrations/0013-task-event-log.ts';
 import * as webhooks from './migrations/0014-webhooks.ts';
 import * as revokedCodes from './migrations/0015-revoked-codes.ts';
+import * as backendPools from './migrations/0016-backend-pools.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -33,6 +34,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0013-task-event-log': taskEventLog,
   '0014-webhooks': webhooks,
   '0015-revoked-codes': revokedCodes,
+  '0016-backend-pools': backendPools,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -28,6 +28,8 @@ export interface Tables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  backends: BackendsTable;
+  task_attempts: TaskAttemptsTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -113,6 +115,50 @@ export interface TasksTable {
   finished_at: Date | null;
   /** A remote engine's note kept across attempts (0009). */
   engine_checkpoint: Generated<string | null>;
+  /** The pool it waits in: its content's model (0016). */
+  model_id: string;
+  /** Its place in the pool's fair order, set at submission (submission.store.ts). */
+  fair_key: Generated<string>;
+  /** The backend its run holds a slot on; of the last run once it stops. Null: no pool. */
+  backend_id: Generated<string | null>;
+  /** When the current (or last) run was claimed. */
+  claimed_at: Generated<Date | null>;
+  /** The backend whose job `engine_checkpoint` names. */
+  checkpoint_backend_id: Generated<string | null>;
+  /** The backend that last failed to take it: the next claim prefers another. */
+  avoid_backend_id: Generated<string | null>;
+}
+
+/** A backend of a model's pool, from the configuration, with its health (0016). */
+export interface BackendsTable {
+  id: string;
+  model_id: string;
+  name: string;
+  engine: string;
+  max_concurrent: number | null;
+  priority: number;
+  weight: number;
+  state: Generated<'up' | 'down'>;
+  /** Retryable failures in a row (runs and probes). */
+  failures: Generated<number>;
+  /** While down: when it is probed (or, without a probe, tried) again. */
+  down_until: Generated<Date | null>;
+  /** While up: when it is probed next. */
+  next_probe_at: Generated<Date | null>;
+  last_error: Generated<string | null>;
+  changed_at: Generated<Date>;
+}
+
+/** One run of a task on a backend (0016). */
+export interface TaskAttemptsTable {
+  task_id: string;
+  attempt: number;
+  backend_id: string;
+  started_at: Date;
+  ended_at: Generated<Date>;
+  /** ok, failed (the backend answered with a failure), failed_over, error, lost, stopped. */
+  outcome: string;
+  detail: string | null;
 }
 
 export interface MediaTable {

@@ -94,6 +94,13 @@ export interface NewSubmission {
  * ledger row (reason `debit`, the content as reference), what it adds to the credential's
  * spending counters, the content, and its queued task.
  *
+ * The task's `fair_key` is its place in its pool's order (start-time fair queuing): the key
+ * of the pool's last started run (else of its next queued task), or one past the account's own
+ * last queued task of the pool if that is later. An account with 500 tasks queued holds keys
+ * far ahead; another account's first task takes the key of the runs under way, so it starts at
+ * the next free slot, before the rest of the 500 (issue 31 §3). Tasks of one key go oldest
+ * first.
+ *
  * A debit larger than its balance makes the whole statement fail on the balance's CHECK
  * (`isOverdrawn`), changing nothing; the caller then plans again. Balances planned from a read
  * without locks are safe this way: the UPDATE subtracts from the row as committed, and a
@@ -140,8 +147,19 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
         ${content.webhookUrl ?? null})
       RETURNING id, account_id
     )
-    INSERT INTO tasks (id, content_id, account_id, max_attempts)
-    SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer FROM content`;
+    INSERT INTO tasks (id, content_id, account_id, max_attempts, model_id, fair_key)
+    SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer, ${content.modelId},
+      GREATEST(
+        COALESCE(
+          (SELECT max(r.fair_key) FROM tasks r
+           WHERE r.model_id = ${content.modelId} AND r.status = 'running'),
+          (SELECT min(q.fair_key) FROM tasks q
+           WHERE q.model_id = ${content.modelId} AND q.status = 'queued'),
+          0),
+        (SELECT max(q.fair_key) + 1 FROM tasks q
+         WHERE q.model_id = ${content.modelId} AND q.account_id = ${content.accountId}
+           AND q.status = 'queued'))
+    FROM content`;
   // The same SQL for every submission (each list is one array value): prepared once.
   await executeNamed(q, statement.compile(q));
 }

@@ -39,14 +39,15 @@ export interface ClaimedTask {
 }
 
 /**
- * Claims the oldest queued task under a lease, in one statement. `FOR UPDATE SKIP LOCKED` lets
- * many workers claim at once without waiting on each other or taking the same row.
+ * Claims the next task under a lease, in one call of `atelier_claim_pooled` (migration 0016):
+ * the pool whose next task is oldest among those with room on a backend in rotation, that
+ * pool's next task in fair order, and a slot on one of its backends (`task.backend_id`; null
+ * for a model without recorded backends). `FOR UPDATE SKIP LOCKED` lets many workers claim at
+ * once without waiting on each other or taking the same row; claims of one capped pool are
+ * serialised, so a backend never runs more than its cap.
  *
  * With `maxRunningPerAccount` above 0, a task whose account already has that many running is
- * passed over. Two workers could each see room for one more at the same moment, so the claim
- * (the function `atelier_claim_task`, migration 0011) takes a transaction-scoped advisory lock
- * on the account and counts again under it: claims for one account are serialised, claims for
- * different accounts are not.
+ * passed over, counted again under a transaction-scoped lock on the account.
  */
 export async function claimTask(
   db: Db,
@@ -56,26 +57,9 @@ export async function claimTask(
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   // One round trip: claim the row and read its content in the same statement.
-  const claim =
-    maxRunningPerAccount === 0
-      ? sql<TaskRow & { content: ContentRow }>`
-      WITH claimed AS (
-        UPDATE tasks SET
-          status = 'running',
-          lease_token = ${token},
-          lease_owner = ${owner},
-          lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-          attempts = attempts + 1,
-          started_at = coalesce(started_at, now())
-        WHERE id = (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at LIMIT 1
-          FOR UPDATE SKIP LOCKED)
-        RETURNING *
-      )
-      SELECT claimed.*, row_to_json(contents) AS content
-      FROM claimed JOIN contents ON contents.id = claimed.content_id`
-      : sql<TaskRow & { content: ContentRow }>`
-      SELECT (c.task).*, row_to_json(c.content) AS content
-      FROM atelier_claim_task(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`;
+  const claim = sql<TaskRow & { content: ContentRow }>`
+    SELECT (c.task).*, row_to_json(c.content) AS content
+    FROM atelier_claim_pooled(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`;
   const [row] = await executeNamed(db, claim.compile(db));
   if (row === undefined) return undefined;
   const { content, ...task } = row;
@@ -135,8 +119,9 @@ export async function writeProgress(
 }
 
 /**
- * Keeps an engine's note on the task (the remote job it started) for later attempts, fenced by
- * the lease like progress: false when the task is no longer this claimant's.
+ * Keeps an engine's note on the task (the remote job it started) for later attempts, with the
+ * backend it was started on, fenced by the lease like progress: false when the task is no
+ * longer this claimant's.
  */
 export async function writeCheckpoint(
   q: Queryable,
@@ -146,7 +131,7 @@ export async function writeCheckpoint(
 ): Promise<boolean> {
   const result = await q
     .updateTable('tasks')
-    .set({ engine_checkpoint: checkpoint })
+    .set((eb) => ({ engine_checkpoint: checkpoint, checkpoint_backend_id: eb.ref('backend_id') }))
     .where('id', '=', id)
     .where('lease_token', '=', token)
     .where('status', '=', 'running')
@@ -156,13 +141,15 @@ export async function writeCheckpoint(
 
 /**
  * Gives a claimed task back to the queue. `countAttempt: false` for a graceful shutdown (the
- * attempt did not fail); true after an unexpected engine error.
+ * attempt did not fail); true after an engine's error or a failure another backend may not
+ * have, whose backend the next claim then passes over when it can (`avoid`).
  */
 export async function releaseTask(
   q: Queryable,
   id: string,
   token: string,
   countAttempt: boolean,
+  avoid: string | null = null,
 ): Promise<boolean> {
   const result = await q
     .updateTable('tasks')
@@ -173,6 +160,7 @@ export async function releaseTask(
       lease_expires_at: null,
       progress: 0,
       attempts: countAttempt ? eb.ref('attempts') : eb('attempts', '-', 1),
+      ...(avoid === null ? {} : { avoid_backend_id: avoid }),
     }))
     .where('id', '=', id)
     .where('lease_token', '=', token)
@@ -295,19 +283,21 @@ function finishUpdate(
 export async function recoverExpiredLeases(
   q: Queryable,
 ): Promise<{ requeued: number; exhausted: string[] }> {
-  const requeued = await q
-    .updateTable('tasks')
-    .set({
-      status: 'queued',
-      lease_token: null,
-      lease_owner: null,
-      lease_expires_at: null,
-      progress: 0,
-    })
-    .where('status', '=', 'running')
-    .where('lease_expires_at', '<', sql<Date>`now()`)
-    .whereRef('attempts', '<', 'max_attempts')
-    .executeTakeFirst();
+  // A run on a backend is recorded as lost (its slot came back with the requeue).
+  const { rows } = await sql<{ requeued: number }>`
+    WITH expired AS (
+      UPDATE tasks SET status = 'queued', lease_token = NULL, lease_owner = NULL,
+        lease_expires_at = NULL, progress = 0
+      WHERE status = 'running' AND lease_expires_at < now() AND attempts < max_attempts
+      RETURNING id, attempts, backend_id, claimed_at
+    ), lost AS (
+      INSERT INTO task_attempts (task_id, attempt, backend_id, started_at, outcome, detail)
+      SELECT id, attempts, backend_id, claimed_at, 'lost', 'its worker stopped renewing the lease'
+      FROM expired WHERE backend_id IS NOT NULL AND claimed_at IS NOT NULL
+      ON CONFLICT DO NOTHING
+    )
+    SELECT count(*)::int AS requeued FROM expired`.execute(q);
+
   const exhausted = await q
     .selectFrom('tasks')
     .select('id')
@@ -315,7 +305,7 @@ export async function recoverExpiredLeases(
     .where('lease_expires_at', '<', sql<Date>`now()`)
     .whereRef('attempts', '>=', 'max_attempts')
     .execute();
-  return { requeued: Number(requeued.numUpdatedRows), exhausted: exhausted.map((r) => r.id) };
+  return { requeued: Number(rows[0]?.requeued ?? 0), exhausted: exhausted.map((r) => r.id) };
 }
 
 /** Queued tasks right now (for metrics and the benchmark). */

@@ -6,12 +6,13 @@ import {
   stopEndsTask,
   wrongKind,
 } from '../engine.ts';
+import { probeServer } from '../remote/probe-server.ts';
 import { remoteFailure } from '../remote/provider-failure.ts';
 import { type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { ComfyApi } from './comfyui-api.ts';
 import { checkComfyModel, comfyOptions } from './comfyui-options.ts';
 import { fetchOutputs } from './comfyui-outputs.ts';
-import { ComfySocket } from './comfyui-socket.ts';
+import { ComfySocket, endpoint } from './comfyui-socket.ts';
 import { followPrompt } from './follow-prompt.ts';
 import { promptEnd } from './history-entry.ts';
 import { markerValues } from './marker-values.ts';
@@ -36,6 +37,14 @@ export function comfyuiEngine(deps: RemoteDeps): Engine {
     name: 'comfyui',
     kinds: ['image', 'video'],
     checkOptions: checkComfyModel,
+    probe: (options, signal) =>
+      probeServer(
+        deps,
+        'comfyui',
+        endpoint(new URL(String(options.baseUrl)), 'system_stats').href,
+        undefined,
+        signal,
+      ),
     async run(request, context) {
       if (request.kind !== 'image' && request.kind !== 'video') {
         return wrongKind('comfyui', request.kind);

@@ -5,7 +5,12 @@ import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { imageOutputs } from './image-outputs.ts';
 import { openaiCall } from './openai-call.ts';
-import { commonOptionProblems, readOptions, requestHeaders } from './openai-options.ts';
+import {
+  commonOptionProblems,
+  probeOpenAi,
+  readOptions,
+  requestHeaders,
+} from './openai-options.ts';
 import { postUntilFinished } from './post-until-finished.ts';
 
 const name = 'openai-images';
@@ -44,6 +49,7 @@ export function openaiImagesEngine(deps: RemoteDeps): Engine {
   return {
     name,
     kinds: ['image'],
+    probe: (options, signal) => probeOpenAi(deps, name, options, signal),
     checkOptions: (model) => imageOptionProblems(model),
     async run(request, { signal, reportProgress }): Promise<EngineResult> {
       if (request.kind !== 'image') return wrongKind(name, request.kind);

@@ -1,3 +1,4 @@
+import { probeServer } from '../remote/probe-server.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 
 /** What every `openai-*` model says in its `engineOptions`. */
@@ -74,4 +75,16 @@ export function serverLabel(engine: string, o: OpenAiOptions): string {
 export function secretsOf(deps: RemoteDeps, o: OpenAiOptions): string[] {
   const key = o.apiKeyEnv === null ? undefined : deps.secret(o.apiKeyEnv);
   return key === undefined ? [] : [key];
+}
+
+/** A backend's probe: `GET {baseUrl}/models`, the route OpenAI and most servers copying it have. */
+export function probeOpenAi(
+  deps: RemoteDeps,
+  engine: string,
+  options: Readonly<Record<string, unknown>>,
+  signal: AbortSignal,
+): Promise<void> {
+  const o = readOptions(options);
+  const key = o.apiKeyEnv === null ? undefined : deps.secret(o.apiKeyEnv);
+  return probeServer(deps, engine, `${o.baseUrl}/models`, key, signal);
 }

@@ -4,7 +4,12 @@ import { type Engine, type EngineResult, wrongKind } from '../engine.ts';
 import { readBody } from '../remote/read-body.ts';
 import { backendName, type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { openaiCall } from './openai-call.ts';
-import { commonOptionProblems, readOptions, requestHeaders } from './openai-options.ts';
+import {
+  commonOptionProblems,
+  probeOpenAi,
+  readOptions,
+  requestHeaders,
+} from './openai-options.ts';
 import { postUntilFinished } from './post-until-finished.ts';
 
 const name = 'openai-speech';
@@ -31,6 +36,7 @@ export function openaiSpeechEngine(deps: RemoteDeps): Engine {
   return {
     name,
     kinds: ['speech'],
+    probe: (options, signal) => probeOpenAi(deps, name, options, signal),
     checkOptions: (model) => speechOptionProblems(model),
     async run(request, { signal, reportProgress }): Promise<EngineResult> {
       if (request.kind !== 'speech') return wrongKind(name, request.kind);

@@ -65,14 +65,20 @@ const forTheAccount: Record<FailureClass, { finishCode: FinishCode; message: str
   },
 };
 
+/** Classes that are the backend's fault rather than the work's ({@link EngineFailure}). */
+const backendFaults: ReadonlySet<FailureClass> = new Set(['unreachable', 'interrupted']);
+
 /**
  * A remote engine's failure: its class, in the same words for every engine, for the account;
- * `detail` (secrets taken out, cut to a length) for the operator's log.
+ * `detail` (secrets taken out, cut to a length) for the operator's log. No answer and work
+ * stopped on the server are the backend's fault; a server's error answer is when
+ * `serverFault` says so (an overloaded or failing server: 5xx, 429).
  */
 export function remoteFailure(
   failure: FailureClass,
   detail: string,
   secrets: readonly string[] = [],
+  serverFault = false,
 ): EngineFailure {
   const { finishCode, message } = forTheAccount[failure];
   return {
@@ -80,6 +86,7 @@ export function remoteFailure(
     finishCode,
     message: `${message} Credits were refunded.`,
     detail: redact(detail, secrets).slice(0, longestDetail),
+    ...(serverFault || backendFaults.has(failure) ? { backendFault: true } : {}),
   };
 }
 
@@ -143,7 +150,8 @@ export function isContentPolicyRefusal(error: ProviderError): boolean {
 
 /**
  * The failure of a task the provider refused: `refused` (4) for a content-policy refusal,
- * `failed` (1) for anything else; the status, code and message for the log.
+ * `failed` (1) for anything else, the backend's fault when the server was overloaded or
+ * failing (5xx, 429); the status, code and message for the log.
  */
 export function providerFailure(
   provider: string,
@@ -151,9 +159,11 @@ export function providerFailure(
   secrets: readonly string[],
 ): EngineFailure {
   const code = error.code === null ? '' : ` (${error.code})`;
+  const refused = isContentPolicyRefusal(error);
   return remoteFailure(
-    isContentPolicyRefusal(error) ? 'refused' : 'failed',
+    refused ? 'refused' : 'failed',
     `${provider} answered HTTP ${error.status}${code}: ${error.message}`,
     secrets,
+    !refused && (error.status >= 500 || error.status === 429),
   );
 }

@@ -35,7 +35,10 @@ export function predictionFailure(
   );
 }
 
-/** An HTTP error answer of Replicate's API (RFC 7807 problem details: `title`, `detail`). */
+/**
+ * An HTTP error answer of Replicate's API (RFC 7807 problem details: `title`, `detail`); the
+ * backend's fault when Replicate was overloaded or failing (5xx, 429).
+ */
 export async function apiFailure(
   what: string,
   response: Response,
@@ -52,10 +55,11 @@ export async function apiFailure(
   } catch {
     // not JSON: the text as it came
   }
-  return failure(
+  return remoteFailure(
     'failed',
     `Replicate answered ${what} with HTTP ${response.status}: ${said || response.statusText || 'no message'}`,
     secrets,
+    response.status >= 500 || response.status === 429,
   );
 }
 

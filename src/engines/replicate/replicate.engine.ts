@@ -1,6 +1,7 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import type { Engine, EngineContext, EngineRequest, EngineResult } from '../engine.ts';
 import { RunStopped, stopEndsTask } from '../engine.ts';
+import { probeServer } from '../remote/probe-server.ts';
 import { ProviderUnreachableError } from '../remote/provider-call.ts';
 import { redact } from '../remote/provider-failure.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
@@ -8,7 +9,7 @@ import { type PredictionOutcome, ReplicateApi } from './replicate-api.ts';
 import { CreateUnanswered } from './replicate-create-call.ts';
 import { failure, inputFailure, predictionFailure } from './replicate-failure.ts';
 import { sendableValues } from './replicate-files.ts';
-import { type ReplicateOptions, readOptions } from './replicate-options.ts';
+import { defaultBaseUrl, type ReplicateOptions, readOptions } from './replicate-options.ts';
 import { collectOutputs } from './replicate-outputs.ts';
 import { isTerminal, type Prediction, progressOf } from './replicate-prediction.ts';
 import { fillTemplate, placeholdersIn } from './replicate-template.ts';
@@ -28,6 +29,15 @@ export function replicateEngine(deps: RemoteDeps): Engine {
   return {
     name: 'replicate',
     kinds: ['image', 'video', 'speech', 'avatar'],
+    // Replicate's `GET /v1/account`: the token's account, answered by the API when it is up.
+    probe(options, signal) {
+      const baseUrl = (
+        typeof options.baseUrl === 'string' ? options.baseUrl : defaultBaseUrl
+      ).replace(/\/+$/, '');
+      const token =
+        typeof options.apiKeyEnv === 'string' ? deps.secret(options.apiKeyEnv) : undefined;
+      return probeServer(deps, 'replicate', `${baseUrl}/account`, token, signal);
+    },
     checkOptions(model) {
       const read = readOptions(model.kind, model.engineOptions);
       if (!read.ok) return read.problems;

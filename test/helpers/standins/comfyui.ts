@@ -53,6 +53,7 @@ export class ComfyStandin {
   #runWatchers = new Set<() => void>();
   #finished = new Map<string, ((entry: HistoryEntry) => void)[]>();
   #number = 0;
+  #mostAtOnce = 0;
 
   private constructor(options: { checkpoints?: string[]; clock?: Clock }) {
     this.checkpoints = options.checkpoints ?? ['sd_xl_base_1.0.safetensors'];
@@ -67,12 +68,21 @@ export class ComfyStandin {
     );
   }
 
+  /** Starts on a free port, or on `port` (a box that comes back where it was). */
   static async start(
-    options: { checkpoints?: string[]; clock?: Clock } = {},
+    options: { checkpoints?: string[]; clock?: Clock; port?: number } = {},
   ): Promise<ComfyStandin> {
     const standin = new ComfyStandin(options);
-    await standin.http.listen();
+    await standin.http.listen(options.port);
     return standin;
+  }
+
+  /**
+   * The most prompts it held at once, queued and running: a caller that holds capacity for
+   * it (a backend's `maxConcurrent`) never goes past that.
+   */
+  get mostAtOnce(): number {
+    return this.#mostAtOnce;
   }
 
   get url(): string {
@@ -124,6 +134,15 @@ export class ComfyStandin {
     return new Promise((resolve) => {
       this.#finished.set(promptId, [...(this.#finished.get(promptId) ?? []), resolve]);
     });
+  }
+
+  /**
+   * Dies as a killed server does: every connection cut at once, nothing more said to anyone,
+   * its queue gone with it.
+   */
+  async kill(): Promise<void> {
+    this.#sockets.close();
+    await this.close();
   }
 
   async close(): Promise<void> {
@@ -212,6 +231,7 @@ export class ComfyStandin {
     const run = new ComfyRun(item, this.#scripts.shift() ?? {});
     this.#pending.push(run);
     this.#runs.push(run);
+    this.#mostAtOnce = Math.max(this.#mostAtOnce, this.#remaining());
     for (const watcher of [...this.#runWatchers]) watcher();
     sendJson(res, 200, { prompt_id, number, node_errors: checked.node_errors });
     this.#queueChanged();

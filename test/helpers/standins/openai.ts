@@ -13,6 +13,8 @@ import { type RecordedRequest, StandinServer, sendJson } from './standin-server.
  * as `url`s served by the stand-in under `/files/…`; a prompt containing "forbidden" is a 400
  * `moderation_blocked`. `POST /v1/audio/speech` answers a WAV of a tone (only `wav`). 429/5xx
  * through the base's `failNext`; `images` replaces the image answer (bad bytes, huge files).
+ * `GET /v1/models` lists the models it answers for (OpenAI's "List models": `{object: "list",
+ * data: [{id, object: "model", created, owned_by}]}`).
  * Not reproduced: edits, streaming, usage accounting, the other audio formats.
  */
 export class OpenAiStandin {
@@ -60,6 +62,7 @@ export class OpenAiStandin {
     if (request.method === 'POST' && request.path === '/v1/images/generations')
       return this.#images(body, res);
     if (request.method === 'POST' && request.path === '/v1/audio/speech') return speech(body, res);
+    if (request.method === 'GET' && request.path === '/v1/models') return models(res);
     error(
       res,
       404,
@@ -190,4 +193,13 @@ function error(
   code: string | null,
 ): void {
   sendJson(res, status, { error: { message, type, param: null, code } });
+}
+
+/** OpenAI's "List models" answer, for the models this stand-in answers for. */
+function models(res: ServerResponse): void {
+  const ids = ['gpt-image-1', 'dall-e-3', 'dall-e-2', 'gpt-4o-mini-tts', 'tts-1', 'tts-1-hd'];
+  sendJson(res, 200, {
+    object: 'list',
+    data: ids.map((id) => ({ id, object: 'model', created: 1_698_785_189, owned_by: 'system' })),
+  });
 }

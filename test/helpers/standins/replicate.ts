@@ -17,7 +17,8 @@ import { type RecordedRequest, StandinServer, sendJson } from './standin-server.
  * terminal predictions); 429 `{"detail": …}` with `Retry-After` via `throttle`; output files
  * served by the stand-in itself under `/files/…`, to the token only, as files on the API's
  * own origin are.
- * `POST /v1/files` and file inputs (replicate-files.ts).
+ * `POST /v1/files` and file inputs (replicate-files.ts). `GET /v1/account` (the token's
+ * account, which the engine's probe asks for).
  * Not reproduced: webhooks, SSE streams, deployments, listing predictions, file downloads.
  */
 
@@ -58,6 +59,7 @@ export class ReplicateStandin {
   #watchers = new Set<() => void>();
   #runs = new Set<Promise<void>>();
   #waits = new Set<() => void>();
+  #mostAtOnce = 0;
 
   private constructor(options: ReplicateStandinOptions) {
     this.token = options.token ?? 'r8_standin_token';
@@ -74,6 +76,14 @@ export class ReplicateStandin {
     const standin = new ReplicateStandin(options);
     await standin.http.listen();
     return standin;
+  }
+
+  /**
+   * The most predictions it had unfinished at once: a caller that holds capacity for it
+   * (a backend's `maxConcurrent`) never goes past that.
+   */
+  get mostAtOnce(): number {
+    return this.#mostAtOnce;
   }
 
   /** The API base an engine is configured with, e.g. `http://127.0.0.1:4242/v1`. */
@@ -152,6 +162,15 @@ export class ReplicateStandin {
     const denied = this.#authenticate(request);
     if (denied !== undefined) return problem(res, 401, 'Unauthenticated', denied);
 
+    if (request.method === 'GET' && request.path === '/v1/account') {
+      // "Get the authenticated account": the token's owner.
+      return sendJson(res, 200, {
+        type: 'organization',
+        username: 'atelier-standin',
+        name: 'Atelier protocol stand-in',
+        github_url: null,
+      });
+    }
     if (request.method === 'POST' && request.path === '/v1/files') {
       return this.files.create(request, res, this.http.url);
     }
@@ -246,6 +265,8 @@ export class ReplicateStandin {
       prediction.deadline = new Date(this.#clock.now().getTime() + cancelAfter * 1000);
     this.predictions.set(prediction.id, prediction);
     this.#order.push(prediction);
+    const unfinished = [...this.predictions.values()].filter((p) => !p.terminal).length;
+    this.#mostAtOnce = Math.max(this.#mostAtOnce, unfinished);
     const running = prediction.run().finally(() => this.#runs.delete(running));
     this.#runs.add(running);
     for (const watcher of [...this.#watchers]) watcher();

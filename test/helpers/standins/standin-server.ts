@@ -96,8 +96,15 @@ export class StandinServer {
     return this.#url;
   }
 
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+  /** Listens on 127.0.0.1, on a free port or on `port`. */
+  async listen(port = 0): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
     const address = this.#server.address();
     if (address === null || typeof address === 'string') throw new Error('stand-in has no port');
     this.#url = `http://127.0.0.1:${address.port}`;

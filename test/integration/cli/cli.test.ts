@@ -34,6 +34,7 @@ const allMigrations = [
   '0013-task-event-log',
   '0014-webhooks',
   '0015-revoked-codes',
+  '0016-backend-pools',
 ];
 
 describe('bin/atelier on the embedded database', () => {

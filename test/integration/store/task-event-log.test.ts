@@ -25,8 +25,8 @@ describe('the task event log under concurrent transactions [postgres]', {
         VALUES (${`cnt_${n}`}, 'acc_log', 'image', 'mdl_x', '{}', ${`h${n}`}, 0)`.execute(
         database.db,
       );
-      await sql`INSERT INTO tasks (id, content_id, account_id, max_attempts)
-        VALUES (${`tsk_${n}`}, ${`cnt_${n}`}, 'acc_log', 3)`.execute(database.db);
+      await sql`INSERT INTO tasks (id, content_id, account_id, model_id, max_attempts)
+        VALUES (${`tsk_${n}`}, ${`cnt_${n}`}, 'acc_log', 'mdl_x', 3)`.execute(database.db);
     }
   });
   after(() => database?.close());

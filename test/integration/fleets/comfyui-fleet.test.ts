@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { checkpoint, promptOf } from '../../helpers/comfyui-models.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { attemptsOf, capsExceeded, comfyBackend, fleetModel } from '../../helpers/fleets.ts';
+import { balances, submitOk } from '../../helpers/generation.ts';
+import { drained, invariantViolations } from '../../helpers/invariants.ts';
+import { seedAccount } from '../../helpers/seed.ts';
+import { ComfyStandin } from '../../helpers/standins/comfyui.ts';
+
+// Issue 31: a model served by three ComfyUI boxes (protocol stand-ins, each able to run one
+// prompt at a time, recording the most it ever held). Atelier holds each box's capacity: a
+// box is sent a prompt only when it has none, the rest wait in Atelier's queue, and a box that
+// dies mid-run hands its task to another box — one result, one charge — then sits out its
+// cooldown until it answers its probe again.
+
+describeEachBackend('a model on three ComfyUI boxes of one slot each (issue 31)', (backend) => {
+  let boxes: ComfyStandin[];
+  let database: Database;
+  let t: TestApp;
+  const modelId = 'mdl_fleet';
+  const boxIds = ['box-1', 'box-2', 'box-3'].map((name) => `${modelId}/${name}`);
+
+  before(async () => {
+    boxes = await Promise.all(
+      [1, 2, 3].map(() => ComfyStandin.start({ checkpoints: [checkpoint] })),
+    );
+    database = await createTestDatabase(backend);
+    const health = { failuresBeforeCooldown: 1, cooldownSeconds: 1, probeSeconds: 0 };
+    const model = fleetModel(
+      modelId,
+      boxes.map((box, i) => comfyBackend(`box-${i + 1}`, box, { health })),
+    );
+    t = await startTestApp(database, {
+      env: {
+        MODELS: JSON.stringify([model]),
+        // More slots than the boxes have: the boxes' caps, not the workers, must hold them back.
+        WORKER_CONCURRENCY: '6',
+        ACCOUNT_MAX_RUNNING_TASKS: '0',
+      },
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await database?.close();
+    for (const box of boxes ?? []) await box.close();
+  });
+
+  /** The box a task's prompt went to, and its run there. */
+  const placedOn = (taskId: string) =>
+    Promise.any(boxes.map(async (box, i) => ({ box: i, run: await box.runOf(promptOf(taskId)) })));
+  const prompts = (box: ComfyStandin) =>
+    box.http.matching((r) => r.method === 'POST' && r.path === '/prompt').length;
+
+  it('30 tasks: never two prompts on a box, every task done once, each charged once', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 1000 } });
+    const submitted = [];
+    for (let i = 0; i < 30; i++) {
+      submitted.push(await submitOk(t.url, apiKey, { modelId, prompt: `tile ${i}` }));
+    }
+    await drained(database.db);
+    const finished = await database.db
+      .selectFrom('tasks')
+      .select(['id', 'finish_code'])
+      .where('model_id', '=', modelId)
+      .execute();
+    assert.equal(finished.length, 30);
+    assert.ok(finished.every((task) => task.finish_code === FinishCode.Ok));
+    assert.deepEqual(
+      boxes.map((box) => box.mostAtOnce),
+      [1, 1, 1],
+      'each box held one prompt at most, and each was used',
+    );
+    assert.equal(
+      boxes.map(prompts).reduce((a, b) => a + b),
+      30,
+      'one prompt per task',
+    );
+    assert.deepEqual(await capsExceeded(database.db), []);
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 1000 - 30 * 3 });
+    assert.deepEqual(await invariantViolations(database.db), []);
+  });
+
+  it('a box killed mid-run: its task finishes on another, charged once; the box sits out until its probe answers', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    for (const box of boxes) box.script({ manual: true });
+    const tasks = [];
+    for (let i = 0; i < 3; i++) {
+      tasks.push(await submitOk(t.url, apiKey, { modelId, prompt: `held ${i}` }));
+    }
+    // One held run on each box: every slot taken.
+    const placed = await Promise.all(tasks.map((task) => placedOn(task.taskId)));
+    assert.deepEqual(placed.map((p) => p.box).sort(), [0, 1, 2], 'one task on each box');
+    await Promise.all(placed.map((p) => p.run.pace.waitingAt()));
+    const victim = tasks[placed.findIndex((p) => p.box === 0)]!;
+    const port = Number(new URL(boxes[0]!.url).port);
+
+    await boxes[0]!.kill();
+    const wentDown = await t.logged(
+      (e) => e.msg === 'backend out of rotation: failures in a row' && e.backend === boxIds[0],
+    );
+    assert.equal(wentDown.cooldownSeconds, 1);
+    // It waits in Atelier's queue for a slot (the others are full), then runs elsewhere.
+    for (const p of placed.filter((p) => p.box !== 0)) p.run.pace.release();
+    await drained(database.db);
+
+    const rows = await database.db
+      .selectFrom('tasks')
+      .select(['id', 'finish_code', 'attempts'])
+      .where(
+        'id',
+        'in',
+        tasks.map((task) => task.taskId),
+      )
+      .execute();
+    assert.ok(
+      rows.every((row) => row.finish_code === FinishCode.Ok),
+      JSON.stringify(rows),
+    );
+    const history = await attemptsOf(database.db, victim.taskId);
+    assert.equal(history.length, 2, JSON.stringify(history));
+    assert.equal(history[0]!.backend, boxIds[0]);
+    assert.notEqual(history[0]!.outcome, 'ok');
+    assert.ok(boxIds.slice(1).includes(history[1]!.backend));
+    assert.equal(history[1]!.outcome, 'ok');
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 100 - 3 * 3 });
+    const [down] = await database.db
+      .selectFrom('backends')
+      .select(['state', 'last_error'])
+      .where('id', '=', boxIds[0]!)
+      .execute();
+    assert.equal(down?.state, 'down');
+
+    // Back where it was: its probe answers, and it takes work again.
+    boxes[0] = await ComfyStandin.start({ checkpoints: [checkpoint], port });
+    await t.logged(
+      (e) => e.msg === 'backend back in rotation: its probe answered' && e.backend === boxIds[0],
+    );
+    for (const box of boxes) box.script({ manual: true });
+    const more = [];
+    for (let i = 0; i < 3; i++) {
+      more.push(await submitOk(t.url, apiKey, { modelId, prompt: `after ${i}` }));
+    }
+    const again = await Promise.all(more.map((task) => placedOn(task.taskId)));
+    assert.deepEqual(again.map((p) => p.box).sort(), [0, 1, 2], 'the box is back in the pool');
+    for (const p of again) p.run.pace.release();
+    await drained(database.db);
+    assert.deepEqual(await capsExceeded(database.db), []);
+    assert.deepEqual(await invariantViolations(database.db), []);
+  });
+});
