@@ -37,6 +37,7 @@ import { startWorkerChores } from './jobs/worker-chores.ts';
 import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { OutageLog } from './observability/outage-log.ts';
+import { poolReports } from './observability/pool-report.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
@@ -62,7 +63,7 @@ import type { AddressCheckOptions } from './shared/public-fetch.ts';
 import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
-import { syncBackends } from './store/backend.store.ts';
+import { backendStates, syncBackends } from './store/backend.store.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
@@ -210,7 +211,10 @@ export async function buildCore(
   const ffmpeg = Ffmpeg.resolve({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
   const clock = overrides.clock ?? systemClock;
   // Queue gauges read the database at scrape time, once it is open (below).
-  const metrics = new PrometheusMetrics({ queue: () => queueDepth(database.db) });
+  const metrics = new PrometheusMetrics({
+    queue: () => queueDepth(database.db),
+    pools: async () => poolReports(await backendStates(database.db)),
+  });
   const remote = createRemoteDeps({
     secrets: config.secrets,
     ffmpeg,
@@ -389,6 +393,7 @@ export async function buildCore(
       webhooks,
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
+      pools: async () => poolReports(await backendStates(db)),
     };
     const inputs: EngineInputs = {
       elementPictures: (ids) => library.elementPictures(ids),

@@ -1,6 +1,7 @@
 import type { GraphqlAuthenticator } from '../auth/authenticate.ts';
 import type { BuiltinIdentityProvider } from '../auth/builtin-idp.ts';
 import type { BackendStatus } from '../observability/backend-health.ts';
+import type { PoolReport } from '../observability/pool-report.ts';
 import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
@@ -33,4 +34,6 @@ export interface Services {
   ready(): Promise<boolean>;
   /** The model servers configured models call, and how their calls went (`/readyz` detail). */
   backends(): readonly BackendStatus[];
+  /** Each pool's backends: health, runs in flight, queue (`/readyz` detail, admins' catalogue). */
+  pools(): Promise<readonly PoolReport[]>;
 }

@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { kindNames } from '../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../domain/model.ts';
+import type { PoolReport } from './pool-report.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
 export type CreditReason = 'debit' | 'refund' | 'grant';
@@ -71,7 +72,11 @@ export class PrometheusMetrics implements Metrics {
   readonly #credits: Counter<'category' | 'reason'>;
   readonly #backends: Histogram<'backend' | 'outcome' | 'status'>;
 
-  constructor(options: { queue: () => Promise<readonly QueueSnapshotRow[]> }) {
+  constructor(options: {
+    queue: () => Promise<readonly QueueSnapshotRow[]>;
+    /** The pools' backends, read at scrape time; none when absent. */
+    pools?: () => Promise<readonly PoolReport[]>;
+  }) {
     this.#queue = options.queue;
     const registers = [this.#registry];
     collectDefaultMetrics({ register: this.#registry });
@@ -138,6 +143,7 @@ export class PrometheusMetrics implements Metrics {
         }
       },
     });
+    if (options.pools !== undefined) this.#poolGauges(options.pools);
   }
 
   get contentType(): string {
@@ -179,6 +185,73 @@ export class PrometheusMetrics implements Metrics {
 
   render(): Promise<string> {
     return this.#registry.metrics();
+  }
+
+  /**
+   * Each backend's state, runs in flight and cap, and each pool's queue, by model and backend
+   * name: one read of the database per scrape, shared by the four gauges.
+   */
+  #poolGauges(read: () => Promise<readonly PoolReport[]>): void {
+    const registers = [this.#registry];
+    let pending: Promise<readonly PoolReport[]> | undefined;
+    const pools = () => {
+      if (pending === undefined) {
+        const current = read();
+        pending = current;
+        const clear = () => {
+          if (pending === current) pending = undefined;
+        };
+        current.then(clear, clear);
+      }
+      return pending;
+    };
+    const perBackend = (
+      name: string,
+      help: string,
+      value: (b: PoolReport['backends'][number]) => number | null,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['model_id', 'backend'],
+        registers,
+        async collect() {
+          const reports = await pools();
+          this.reset();
+          for (const pool of reports) {
+            for (const b of pool.backends) {
+              const v = value(b);
+              if (v !== null) this.set({ model_id: pool.modelId, backend: b.name }, v);
+            }
+          }
+        },
+      });
+    perBackend(
+      'atelier_backend_up',
+      'Whether a backend of a pool is in rotation (1) or out until its probe answers (0).',
+      (b) => (b.state === 'up' ? 1 : 0),
+    );
+    perBackend(
+      'atelier_backend_in_flight',
+      'Runs holding a slot of a backend now, across every worker (read from the database).',
+      (b) => b.inFlight,
+    );
+    perBackend(
+      'atelier_backend_capacity',
+      'A backend’s cap on runs at once (maxConcurrent); absent when unlimited.',
+      (b) => b.maxConcurrent,
+    );
+    new Gauge({
+      name: 'atelier_pool_queued',
+      help: "Tasks waiting in Atelier's queue for a slot of a model's pool.",
+      labelNames: ['model_id'],
+      registers,
+      async collect() {
+        const reports = await pools();
+        this.reset();
+        for (const pool of reports) this.set({ model_id: pool.modelId }, pool.queued);
+      },
+    });
   }
 
   /**

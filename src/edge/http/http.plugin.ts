@@ -89,10 +89,14 @@ async function http(
   // shown only to who may read /metrics, which has the same numbers.
   app.get('/readyz', async (request, reply) => {
     const ready = await opts.services.ready();
-    const backends = opts.showBackends(request) ? opts.services.backends() : [];
+    const detail = opts.showBackends(request);
+    const backends = detail ? opts.services.backends() : [];
+    // A pool's state is read from the database: with the database away, there is none to show.
+    const pools = detail && ready ? await opts.services.pools() : [];
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not ready',
       ...(backends.length > 0 ? { backends } : {}),
+      ...(pools.length > 0 ? { pools } : {}),
     });
   });
 }

@@ -134,6 +134,27 @@ describeEachBackend('a model on three ComfyUI boxes of one slot each (issue 31)'
       .where('id', '=', boxIds[0]!)
       .execute();
     assert.equal(down?.state, 'down');
+    // Operators read it in /readyz and /metrics: the pool is degraded, the box out.
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as {
+      pools: Array<{
+        modelId: string;
+        status: string;
+        backends: Array<{ name: string; state: string }>;
+      }>;
+    };
+    const pool = ready.pools.find((p) => p.modelId === modelId);
+    assert.equal(pool?.status, 'degraded');
+    assert.deepEqual(
+      pool.backends.map((b) => [b.name, b.state]),
+      [
+        ['box-1', 'down'],
+        ['box-2', 'up'],
+        ['box-3', 'up'],
+      ],
+    );
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(metrics, /^atelier_backend_up\{model_id="mdl_fleet",backend="box-1"\} 0$/m);
+    assert.match(metrics, /^atelier_backend_capacity\{model_id="mdl_fleet",backend="box-2"\} 1$/m);
 
     // Back where it was: its probe answers, and it takes work again.
     boxes[0] = await ComfyStandin.start({ checkpoints: [checkpoint], port });

@@ -74,6 +74,38 @@ describeEachBackend('GET /metrics behind METRICS_TOKEN', (backend) => {
       [`openai-images ${gpuBox}`],
     );
   });
+
+  it('with the token, /readyz and /metrics show each pool: its backends’ state, runs and queue', async () => {
+    const { pools } = JSON.parse((await readiness(t.url, `Bearer ${token}`)).text) as {
+      pools: Array<Record<string, unknown> & { backends: Array<Record<string, unknown>> }>;
+    };
+    // A model with one engine is a pool of one, without a cap, named after its engine.
+    assert.deepEqual(
+      pools.map(({ backends, ...pool }) => ({
+        ...pool,
+        backends: backends.map((b) => [b.name, b.state, b.inFlight, b.maxConcurrent]),
+      })),
+      [
+        {
+          modelId: 'mdl_gpu',
+          status: 'up',
+          queued: 0,
+          inFlight: 0,
+          capacity: null,
+          backends: [['openai-images', 'up', 0, null]],
+        },
+      ],
+    );
+    const metrics = await (await scrape(t.url, `Bearer ${token}`)).text();
+    assert.match(metrics, /^atelier_backend_up\{model_id="mdl_gpu",backend="openai-images"\} 1$/m);
+    assert.match(
+      metrics,
+      /^atelier_backend_in_flight\{model_id="mdl_gpu",backend="openai-images"\} 0$/m,
+    );
+    assert.match(metrics, /^atelier_pool_queued\{model_id="mdl_gpu"\} 0$/m);
+    // Unlimited: no capacity to report.
+    assert.doesNotMatch(metrics, /^atelier_backend_capacity\{/m);
+  });
 });
 
 describeEachBackend('GET /metrics on METRICS_PORT', (backend) => {
