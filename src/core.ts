@@ -375,6 +375,7 @@ export async function buildCore(
         signer,
         maxRunningPerAccount: config.accountMaxRunningTasks,
         cursors,
+        clock,
       }),
       media: new MediaService({
         db,

@@ -1,4 +1,6 @@
 import type { Actor } from '../domain/actor.ts';
+import { placeOf, type TaskPlace } from '../domain/queue-place.ts';
+import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { type Cursors, isTimeIdCursor, type Page, pageSize } from '../shared/pagination.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
@@ -10,6 +12,7 @@ import {
 } from '../store/content.store.ts';
 import type { Db } from '../store/database.ts';
 import { listMediaOfContents } from '../store/media.store.ts';
+import { placedTasks, poolSlots } from '../store/queue-place.store.ts';
 import { findTask, findTasksOfContents, runningOf } from '../store/task-queue.store.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
 import type { TaskUpdates } from './task-updates.ts';
@@ -27,6 +30,7 @@ export interface ResultServiceDeps {
   /** The per-account limit on running tasks, to say why a queued task waits (0: none). */
   maxRunningPerAccount?: number;
   cursors: Cursors;
+  clock: Clock;
 }
 
 /** Why a queued task is not running yet, when there is a reason beyond the queue itself. */
@@ -50,6 +54,27 @@ export class ResultService {
     const task = await findTask(this.#deps.db, actor.accountId, taskId);
     if (task === undefined) throw notFound('task', taskId, 'taskId');
     return toTaskView(task);
+  }
+
+  /**
+   * Where each of the account's unfinished tasks among `taskIds` stands: its place in its
+   * pool's queue and when it should start and finish (domain/queue-place.ts). Two queries for
+   * any number of tasks; a finished task, or another account's, is absent.
+   */
+  async places(actor: Actor, taskIds: readonly string[]): Promise<Map<string, TaskPlace>> {
+    const tasks = await placedTasks(this.#deps.db, actor.accountId, taskIds);
+    const pools = await poolSlots(this.#deps.db, [
+      ...new Set([...tasks.values()].map((t) => t.modelId)),
+    ]);
+    const now = this.#deps.clock.now();
+    return new Map(
+      [...tasks].map(([id, task]) => [id, placeOf(task, pools.get(task.modelId) ?? [], now)]),
+    );
+  }
+
+  /** Where one task stands; null once it has finished. */
+  async place(actor: Actor, taskId: string): Promise<TaskPlace | null> {
+    return (await this.places(actor, [taskId])).get(taskId) ?? null;
   }
 
   /**

@@ -8,7 +8,9 @@ import { checkpoint, promptOf } from '../../helpers/comfyui-models.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { capsExceeded, comfyBackend, fleetModel, replicateBackend } from '../../helpers/fleets.ts';
 import { balances, fakeModel, submitOk } from '../../helpers/generation.ts';
+import { graphql } from '../../helpers/graphql.ts';
 import { drained, invariantViolations } from '../../helpers/invariants.ts';
+import { connectMcpClient, mcpAccessToken } from '../../helpers/mcp.ts';
 import { hostedModels, tokenEnv } from '../../helpers/replicate.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { ComfyStandin } from '../../helpers/standins/comfyui.ts';
@@ -83,6 +85,69 @@ describeEachBackend('a ComfyUI box with Replicate as overflow (issue 31 §1)', (
     assert.deepEqual(await capsExceeded(database.db), []);
     assert.deepEqual(await balances(t.url, apiKey), { standard: 100 - 4 * 3 });
     assert.deepEqual(await invariantViolations(database.db), []);
+  });
+
+  it('where a task stands: its place in the pool’s queue and when it should start, on GraphQL and over MCP', async () => {
+    const { apiKey, account } = await seedAccount(t.app, { credits: { standard: 100 } });
+    box.script({ manual: true });
+    replicate.script({ manual: true }, { manual: true });
+    const running = [];
+    for (let i = 0; i < 3; i++) {
+      running.push(await submitOk(t.url, apiKey, { modelId, prompt: `full ${i}` }));
+    }
+    const onBox = await box.runOf(promptOf(running[0]!.taskId));
+    const overflow = [await replicate.nextPrediction(), await replicate.nextPrediction()];
+    const first = await submitOk(t.url, apiKey, { modelId, prompt: 'waits first' });
+    const second = await submitOk(t.url, apiKey, { modelId, prompt: 'waits second' });
+
+    const fields = 'status queuePosition estimatedStartAt estimatedFinishAt';
+    const { body } = await graphql<Record<string, Record<string, string | number | null>>>(t.url, {
+      apiKey,
+      query: `{ running: getTask(taskId: "${running[0]!.taskId}") { ${fields} startedAt }
+        first: getTask(taskId: "${first.taskId}") { ${fields} }
+        second: getTask(taskId: "${second.taskId}") { ${fields} } }`,
+    });
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+    const place = body.data!;
+    assert.deepEqual(
+      [place.first!.queuePosition, place.second!.queuePosition, place.running!.queuePosition],
+      [0, 1, null],
+    );
+    // The earlier test's runs give the pool its run times: every estimate is known.
+    const time = (v: unknown) => new Date(String(v)).getTime();
+    assert.ok(time(place.second!.estimatedStartAt) > time(place.first!.estimatedStartAt));
+    assert.ok(time(place.first!.estimatedFinishAt) > time(place.first!.estimatedStartAt));
+    assert.ok(time(place.running!.estimatedStartAt) >= time(place.running!.startedAt));
+
+    // An agent reads the same over MCP.
+    const client = await connectMcpClient(t, await mcpAccessToken(t, account.id));
+    try {
+      const state = (await client.callTool({
+        name: 'get_generation',
+        arguments: { content_id: second.contentId },
+      })) as { structuredContent: Record<string, unknown> };
+      assert.equal(state.structuredContent.queue_position, 1);
+      // Read a moment later: the same estimate, or later where a run is already overdue.
+      assert.ok(
+        time(state.structuredContent.estimated_start_at) >= time(place.second!.estimatedStartAt),
+      );
+    } finally {
+      await client.close();
+    }
+
+    onBox.pace.release();
+    for (const prediction of overflow) prediction.pace.release();
+    await drained(database.db);
+    const { body: done } = await graphql<Record<string, Record<string, unknown>>>(t.url, {
+      apiKey,
+      query: `{ getTask(taskId: "${second.taskId}") { ${fields} } }`,
+    });
+    assert.deepEqual(done.data!.getTask, {
+      status: 'finished',
+      queuePosition: null,
+      estimatedStartAt: null,
+      estimatedFinishAt: null,
+    });
   });
 });
 

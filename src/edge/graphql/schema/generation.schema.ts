@@ -5,6 +5,7 @@ import type { ContentView, MediaView, TaskView } from '../../../services/generat
 import type { Services } from '../../services.ts';
 import type { Builder } from '../builder.ts';
 import { type GraphqlContext, optionalActor, requireActor } from '../context.ts';
+import { taskPlace } from '../task-places.ts';
 import { connectionRef } from './common.schema.ts';
 import { kindInputType } from './kind-input.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
@@ -62,6 +63,27 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         description:
           'Why a queued task is not running yet beyond waiting its turn: "account_concurrency_limit" while the account already runs as many tasks as it may at once (ACCOUNT_MAX_RUNNING_TASKS). Null otherwise.',
         resolve: (task, _args, ctx) => ctx.services.results.waitingReason(requireActor(ctx), task),
+      }),
+      queuePosition: t.int({
+        nullable: true,
+        description:
+          "While queued: how many tasks of its model's pool start before it (their order is fair between accounts, so a later task of another account may start first). Null once it runs.",
+        resolve: async (task, _args, ctx) => (await taskPlace(task, ctx))?.queuePosition ?? null,
+      }),
+      estimatedStartAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description:
+          "When it should start: from the tasks ahead, the pool's free slots and its backends' recent run times. Once it runs, when it started on its backend. Null when Atelier cannot tell (no runs recorded yet, or no backend in rotation) and once finished.",
+        resolve: async (task, _args, ctx) => (await taskPlace(task, ctx))?.estimatedStartAt ?? null,
+      }),
+      estimatedFinishAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description:
+          "When it should finish, its start plus the mean of its backend's recent successful runs (never earlier than now). Null when Atelier cannot tell, and once finished (see finishedAt).",
+        resolve: async (task, _args, ctx) =>
+          (await taskPlace(task, ctx))?.estimatedFinishAt ?? null,
       }),
       cursor: t.string({
         nullable: true,

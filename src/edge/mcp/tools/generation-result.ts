@@ -45,6 +45,16 @@ export const generationOutput = {
   ).describe(
     'Why a queued task is not running yet: "account_concurrency_limit" while your account runs as many tasks as it may at once.',
   ),
+  queue_position: orNull(z.number(), 'The task runs or has finished.').describe(
+    "While queued: how many tasks of the model's pool start before it.",
+  ),
+  estimated_start_at: orNull(
+    z.string(),
+    'Not known: no runs of this model recorded yet, none of its backends in rotation, or finished.',
+  ).describe('When the task should start (or, running, when it started), ISO 8601.'),
+  estimated_finish_at: orNull(z.string(), 'Not known, or finished.').describe(
+    "When the task should finish, from its backends' recent run times, ISO 8601.",
+  ),
   cursor: orNull(z.string(), 'The task event log no longer holds this task.').describe(
     'Where this state stands in the task event log: pass it to wait_for_generation as `after` to hear only what comes next.',
   ),
@@ -107,11 +117,19 @@ export async function generationState(
   content: ContentView,
   { actor, services }: Pick<ToolContext, 'actor' | 'services'>,
 ) {
-  const [waiting_reason, cursor] = await Promise.all([
+  const [waiting_reason, cursor, place] = await Promise.all([
     services.results.waitingReason(actor, content.task),
     services.results.taskCursor(actor, content.task.taskId),
+    content.task.status === 'finished' ? null : services.results.place(actor, content.task.taskId),
   ]);
-  return { ...generation(content), waiting_reason, cursor };
+  return {
+    ...generation(content),
+    waiting_reason,
+    queue_position: place?.queuePosition ?? null,
+    estimated_start_at: place?.estimatedStartAt?.toISOString() ?? null,
+    estimated_finish_at: place?.estimatedFinishAt?.toISOString() ?? null,
+    cursor,
+  };
 }
 
 /**

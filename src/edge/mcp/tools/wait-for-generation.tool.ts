@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describePlace } from '../../../domain/queue-place.ts';
 import type { TaskView } from '../../../services/generation-views.ts';
 import {
   generationOutput,
@@ -53,6 +54,11 @@ export const registerWaitForGeneration: RegisterTool = (server, context) => {
             contentId = view.contentId;
             const note = progressNote(view, lastProgress);
             if (progressToken !== undefined && note !== null) {
+              // A queued task says where it stands: "queued, 3 ahead, about 40 s".
+              if (view.status === 'queued') {
+                const place = await services.results.place(actor, view.taskId);
+                if (place !== null) note.message = describePlace(place);
+              }
               lastProgress = note.progress;
               await extra.sendNotification({
                 method: 'notifications/progress',

@@ -75,13 +75,30 @@ function liveClient() {
   return socket;
 }
 
+/** "Queued, 3 ahead, about 40 s": where a queued task stands, as far as the server can tell. */
+function queuedText(task) {
+  const parts = ['Queued'];
+  if (task.queuePosition != null) parts.push(`${task.queuePosition} ahead`);
+  if (task.estimatedStartAt != null) {
+    const seconds = Math.round((Date.parse(task.estimatedStartAt) - Date.now()) / 1000);
+    parts.push(
+      seconds < 1
+        ? 'starting now'
+        : seconds < 60
+          ? `about ${seconds} s`
+          : `about ${Math.round(seconds / 60)} min`,
+    );
+  }
+  return `${parts.join(', ')}…`;
+}
+
 /** Calls `onTask` with the task's current state, then each change, until it is finished. */
 function follow(taskId, onTask) {
   return new Promise((resolve, reject) => {
     const unsubscribe = liveClient().subscribe(
       {
         query: `subscription ($taskId: ID!) { taskUpdated(taskId: $taskId) {
-          taskId status progress finishCode finishMessage } }`,
+          taskId status progress finishCode finishMessage queuePosition estimatedStartAt } }`,
         variables: { taskId },
       },
       {
@@ -485,7 +502,9 @@ function renderGenerate(root, onFinished) {
         status.textContent =
           t.status === 'finished'
             ? `Finished with code ${t.finishCode}${t.finishMessage ? `: ${t.finishMessage}` : ''}.`
-            : `${t.status === 'queued' ? 'Queued' : 'Running'}… ${Math.round((t.progress ?? 0) * 100)} %`;
+            : t.status === 'queued'
+              ? queuedText(t)
+              : `Running… ${Math.round((t.progress ?? 0) * 100)} %`;
       });
       status.dataset.finishCode = String(task?.finishCode ?? '');
       const { getContent } = await api(

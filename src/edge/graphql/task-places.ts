@@ -1,0 +1,28 @@
+import DataLoader from 'dataloader';
+import type { TaskPlace } from '../../domain/queue-place.ts';
+import type { TaskView } from '../../services/generation-views.ts';
+import { type GraphqlContext, requireActor } from './context.ts';
+
+const loaders = new WeakMap<GraphqlContext, DataLoader<string, TaskPlace | null>>();
+
+/**
+ * Where a task stands (`Task.queuePosition` and the estimates), read for every unfinished task
+ * of one response in one batch. Nothing is cached beyond the batch: a subscription's context
+ * lives as long as the subscription, and each update must be read afresh.
+ */
+export function taskPlace(task: TaskView, ctx: GraphqlContext): Promise<TaskPlace | null> | null {
+  if (task.status === 'finished') return null;
+  let loader = loaders.get(ctx);
+  if (loader === undefined) {
+    const actor = requireActor(ctx);
+    loader = new DataLoader(
+      async (ids: readonly string[]) => {
+        const places = await ctx.services.results.places(actor, ids);
+        return ids.map((id) => places.get(id) ?? null);
+      },
+      { cache: false },
+    );
+    loaders.set(ctx, loader);
+  }
+  return loader.load(task.taskId);
+}
