@@ -12,7 +12,7 @@ import {
 } from '../store/content.store.ts';
 import type { Db } from '../store/database.ts';
 import { listMediaOfContents } from '../store/media.store.ts';
-import { placedTasks, poolSlots } from '../store/queue-place.store.ts';
+import { attemptCounts, placedTasks, poolSlots } from '../store/queue-place.store.ts';
 import { findTask, findTasksOfContents, runningOf } from '../store/task-queue.store.ts';
 import { type ContentView, type TaskView, toMediaView, toTaskView } from './generation-views.ts';
 import type { TaskUpdates } from './task-updates.ts';
@@ -70,6 +70,11 @@ export class ResultService {
     return new Map(
       [...tasks].map(([id, task]) => [id, placeOf(task, pools.get(task.modelId) ?? [], now)]),
     );
+  }
+
+  /** How many times each of the account's tasks among `taskIds` was started on a backend. */
+  attempts(actor: Actor, taskIds: readonly string[]): Promise<Map<string, number>> {
+    return attemptCounts(this.#deps.db, actor.accountId, taskIds);
   }
 
   /** Where one task stands; null once it has finished. */

@@ -98,3 +98,19 @@ export async function poolSlots(
   }
   return pools;
 }
+
+/** How many times each of the account's tasks among `taskIds` was started on a backend. */
+export async function attemptCounts(
+  q: Queryable,
+  accountId: string,
+  taskIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (taskIds.length === 0) return new Map();
+  const rows = await q
+    .selectFrom('tasks')
+    .select(['id', 'attempts'])
+    .where('id', 'in', [...taskIds])
+    .where('account_id', '=', accountId)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.attempts]));
+}

@@ -11,12 +11,17 @@ export interface SeededAccount {
 /** An account with a unique alias and an API key, made through the operator's services. */
 export async function seedAccount(
   core: Pick<Core, 'services'>,
-  options: { credits?: Record<string, number>; apiKeyAccess?: boolean } = {},
+  options: {
+    credits?: Record<string, number>;
+    apiKeyAccess?: boolean;
+    role?: 'user' | 'admin';
+  } = {},
 ): Promise<SeededAccount> {
   const account = await core.services.accounts.create({
     alias: `user-${randomBytes(5).toString('hex')}`,
     apiKeyAccess: true,
     credits: options.credits ?? { standard: 100 },
+    ...(options.role === undefined ? {} : { role: options.role }),
   });
   const key = await core.services.apiKeys.issue(account.id, { name: 'test' });
   if (options.apiKeyAccess === false) {

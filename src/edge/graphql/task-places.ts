@@ -4,6 +4,7 @@ import type { TaskView } from '../../services/generation-views.ts';
 import { type GraphqlContext, requireActor } from './context.ts';
 
 const loaders = new WeakMap<GraphqlContext, DataLoader<string, TaskPlace | null>>();
+const attemptLoaders = new WeakMap<GraphqlContext, DataLoader<string, number>>();
 
 /**
  * Where a task stands (`Task.queuePosition` and the estimates), read for every unfinished task
@@ -23,6 +24,23 @@ export function taskPlace(task: TaskView, ctx: GraphqlContext): Promise<TaskPlac
       { cache: false },
     );
     loaders.set(ctx, loader);
+  }
+  return loader.load(task.taskId);
+}
+
+/** How many times the task was started on a backend (`Task.attempts`), batched likewise. */
+export function taskAttempts(task: TaskView, ctx: GraphqlContext): Promise<number> {
+  let loader = attemptLoaders.get(ctx);
+  if (loader === undefined) {
+    const actor = requireActor(ctx);
+    loader = new DataLoader(
+      async (ids: readonly string[]) => {
+        const counts = await ctx.services.results.attempts(actor, ids);
+        return ids.map((id) => counts.get(id) ?? 0);
+      },
+      { cache: false },
+    );
+    attemptLoaders.set(ctx, loader);
   }
   return loader.load(task.taskId);
 }

@@ -8,6 +8,7 @@ import { checkpoint, promptOf } from '../../helpers/comfyui-models.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { attemptsOf, capsExceeded, comfyBackend, fleetModel } from '../../helpers/fleets.ts';
 import { balances, submitOk } from '../../helpers/generation.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { drained, invariantViolations } from '../../helpers/invariants.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { ComfyStandin } from '../../helpers/standins/comfyui.ts';
@@ -127,6 +128,12 @@ describeEachBackend('a model on three ComfyUI boxes of one slot each (issue 31)'
     assert.notEqual(history[0]!.outcome, 'ok');
     assert.ok(boxIds.slice(1).includes(history[1]!.backend));
     assert.equal(history[1]!.outcome, 'ok');
+    // The account sees the count; the backends and the failure are the operator's.
+    const seen = await graphql<{ getTask: { attempts: number } }>(t.url, {
+      apiKey,
+      query: `{ getTask(taskId: "${victim.taskId}") { attempts } }`,
+    });
+    assert.equal(seen.body.data?.getTask.attempts, 2);
     assert.deepEqual(await balances(t.url, apiKey), { standard: 100 - 3 * 3 });
     const [down] = await database.db
       .selectFrom('backends')
@@ -155,6 +162,24 @@ describeEachBackend('a model on three ComfyUI boxes of one slot each (issue 31)'
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     assert.match(metrics, /^atelier_backend_up\{model_id="mdl_fleet",backend="box-1"\} 0$/m);
     assert.match(metrics, /^atelier_backend_capacity\{model_id="mdl_fleet",backend="box-2"\} 1$/m);
+    // An admin reads the same in the catalogue; anyone else is refused the field.
+    const backendsOf = `{ getModel(modelId: "${modelId}") { status backends { name state inFlight maxConcurrent lastError } } }`;
+    const admin = await seedAccount(t.app, { role: 'admin' });
+    const { body } = await graphql<{
+      getModel: { status: string; backends: Array<Record<string, unknown>> };
+    }>(t.url, { apiKey: admin.apiKey, query: backendsOf });
+    assert.equal(body.data?.getModel.status, 'ready', 'two boxes of three still serve');
+    assert.deepEqual(
+      body.data?.getModel.backends.map((b) => [b.name, b.state, b.maxConcurrent]),
+      [
+        ['box-1', 'down', 1],
+        ['box-2', 'up', 1],
+        ['box-3', 'up', 1],
+      ],
+    );
+    assert.match(String(body.data?.getModel.backends[0]?.lastError), /No answer|ECONNREFUSED/);
+    const user = await graphql(t.url, { apiKey, query: backendsOf });
+    assert.deepEqual(errorCodes(user), ['110202']);
 
     // Back where it was: its probe answers, and it takes work again.
     boxes[0] = await ComfyStandin.start({ checkpoints: [checkpoint], port });

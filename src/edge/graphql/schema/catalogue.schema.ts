@@ -1,8 +1,10 @@
 import type { ElementDefinition } from '../../../domain/element.ts';
 import type { Pricing } from '../../../domain/model.ts';
+import type { BackendReport } from '../../../observability/pool-report.ts';
 import type { ModelView } from '../../../services/catalogue.service.ts';
 import type { Builder } from '../builder.ts';
 import { optionalActor } from '../context.ts';
+import { modelBackends } from '../model-backends.ts';
 import { connectionRef } from './common.schema.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
 
@@ -16,6 +18,45 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes) {
           'How many units the credits buy, started units rounded up (e.g. 100 characters).',
       }),
       category: t.exposeString('category', { nullable: true }),
+    }),
+  });
+
+  const BackendStateEnum = builder.enumType('BackendState', {
+    values: {
+      up: { description: 'In rotation.' },
+      down: { description: 'Out of rotation until its probe answers (see downUntil).' },
+    } as const,
+  });
+
+  const ModelBackendRef = builder.objectRef<BackendReport>('ModelBackend').implement({
+    description: "One backend of a model's pool, as operators see it (admin accounts only).",
+    fields: (t) => ({
+      name: t.exposeString('name'),
+      engine: t.exposeString('engine'),
+      state: t.field({ type: BackendStateEnum, resolve: (b) => b.state }),
+      inFlight: t.exposeInt('inFlight', { description: 'Runs holding its slots now.' }),
+      maxConcurrent: t.exposeInt('maxConcurrent', {
+        nullable: true,
+        description: 'Its cap on runs at once; null: unlimited.',
+      }),
+      priority: t.exposeInt('priority', { description: 'Its tier (1 first).' }),
+      weight: t.exposeInt('weight'),
+      failures: t.exposeInt('failures', { description: 'Retryable failures in a row.' }),
+      downUntil: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: 'While down: when it is probed again.',
+        resolve: (b) => (b.downUntil === null ? null : new Date(b.downUntil)),
+      }),
+      lastError: t.exposeString('lastError', {
+        nullable: true,
+        description: "Its last failure's class and detail, keys removed.",
+      }),
+      changedAt: t.field({
+        type: 'DateTime',
+        description: 'When it last went down or came back.',
+        resolve: (b) => new Date(b.changedAt),
+      }),
     }),
   });
 
@@ -37,6 +78,13 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes) {
         resolve: (v) => v.model.capabilities,
       }),
       pricing: t.field({ type: PricingRef, resolve: (v) => v.model.pricing }),
+      backends: t.field({
+        type: [ModelBackendRef],
+        nullable: true,
+        description:
+          'Admin accounts only (110202 for others): its backends with their health, runs in flight and caps. Empty for a model on a built-in engine alone, which holds no slots.',
+        resolve: (v, _args, ctx) => modelBackends(v.model.modelId, ctx),
+      }),
     }),
   });
 

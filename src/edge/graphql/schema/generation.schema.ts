@@ -5,7 +5,7 @@ import type { ContentView, MediaView, TaskView } from '../../../services/generat
 import type { Services } from '../../services.ts';
 import type { Builder } from '../builder.ts';
 import { type GraphqlContext, optionalActor, requireActor } from '../context.ts';
-import { taskPlace } from '../task-places.ts';
+import { taskAttempts, taskPlace } from '../task-places.ts';
 import { connectionRef } from './common.schema.ts';
 import { kindInputType } from './kind-input.ts';
 import type { SharedTypes } from './shared-types.schema.ts';
@@ -63,6 +63,11 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         description:
           'Why a queued task is not running yet beyond waiting its turn: "account_concurrency_limit" while the account already runs as many tasks as it may at once (ACCOUNT_MAX_RUNNING_TASKS). Null otherwise.',
         resolve: (task, _args, ctx) => ctx.services.results.waitingReason(requireActor(ctx), task),
+      }),
+      attempts: t.int({
+        description:
+          'How many times it was started on a backend: more than one when its backend failed before taking it (failover) or its worker was lost. It is charged once whatever the count.',
+        resolve: (task, _args, ctx) => taskAttempts(task, ctx),
       }),
       queuePosition: t.int({
         nullable: true,
