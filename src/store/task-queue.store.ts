@@ -1,6 +1,7 @@
 import { type QueryCreator, type Selectable, sql } from 'kysely';
 import { FinishCode } from '../domain/finish-code.ts';
 import { randomBase62 } from '../shared/ids.ts';
+import { type AttemptRecord, recordAttempt } from './backend.store.ts';
 import type { ContentRow } from './content.store.ts';
 import { refundContent } from './credit.store.ts';
 import type { Db, Queryable } from './database.ts';
@@ -179,6 +180,8 @@ export interface FinishOutcome {
   readonly code: FinishCode;
   readonly message: string | null;
   readonly media?: readonly NewMediaRow[];
+  /** The run on a pool's backend that ends with this finish, recorded with it (if it wins). */
+  readonly attempt?: AttemptRecord;
 }
 
 /**
@@ -197,10 +200,26 @@ export async function finishTask(
   outcome: FinishOutcome,
 ): Promise<TaskRow | undefined> {
   const media = outcome.media ?? [];
-  // A success's statement is the same SQL every time: it runs prepared (executeNamed).
+  const { attempt } = outcome;
+  // A success's statement is the same SQL every time (one shape with a run to record, one
+  // without): it runs prepared (executeNamed).
   if (outcome.code === FinishCode.Ok && media.length > 0) {
     const statement = db
       .with('finished', (w) => finishUpdate(w, id, guard, outcome).returningAll())
+      .with('ran', (w) =>
+        w
+          .insertInto('task_attempts')
+          .columns(['task_id', 'attempt', 'backend_id', 'started_at', 'outcome', 'detail'])
+          .expression(
+            attempt === undefined
+              ? sql`SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE false`
+              : sql`SELECT ${attempt.taskId}::text, ${attempt.attempt}::integer,
+                  ${attempt.backendId}::text, ${attempt.startedAt}::timestamptz,
+                  ${attempt.outcome}::text, ${attempt.detail}::text
+                FROM finished`,
+          )
+          .onConflict((oc) => oc.columns(['task_id', 'attempt']).doNothing()),
+      )
       .with('added', (w) =>
         w
           .insertInto('media')
@@ -220,7 +239,7 @@ export async function finishTask(
       .selectAll();
     return (await executeNamed(db, statement.compile()))[0];
   }
-  if (outcome.code === FinishCode.Ok) {
+  if (outcome.code === FinishCode.Ok && attempt === undefined) {
     const statement = finishUpdate(db, id, guard, outcome).returningAll();
     return (await executeNamed(db, statement.compile()))[0];
   }
@@ -228,7 +247,8 @@ export async function finishTask(
     const task = await finishUpdate(trx, id, guard, outcome).returningAll().executeTakeFirst();
     if (task === undefined) return undefined;
     await insertMedia(trx, media);
-    await refundContent(trx, task.account_id, task.content_id);
+    if (attempt !== undefined) await recordAttempt(trx, attempt);
+    if (outcome.code !== FinishCode.Ok) await refundContent(trx, task.account_id, task.content_id);
     return task;
   });
 }
