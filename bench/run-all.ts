@@ -34,6 +34,10 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
     unavailable: () => (postgres ? null : 'graphile-worker needs PostgreSQL (TEST_DATABASE_URL)'),
   },
   ws: { script: 'ws/ws.bench.ts', quick: ['--connections', '100'] },
+  dispatch: {
+    script: 'dispatch/dispatch.bench.ts',
+    quick: ['--tasks', '40', '--queued', '1000', '--claims', '50', '--rounds', '1'],
+  },
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
   mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '1'] },
   start: { script: 'start/start.bench.ts', quick: ['--runs', '1'] },

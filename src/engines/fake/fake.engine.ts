@@ -14,7 +14,8 @@ const pixel = Buffer.from(
 
 /**
  * A deterministic stand-in for a slow or failing engine, for tests and the queue benchmark.
- * Options: `durationMs` (default 0), `failCode` + `failMessage` (an expected failure),
+ * Options: `durationMs` (default 0, in `steps` sleeps each followed by a progress report;
+ * default 10), `failCode` + `failMessage` (an expected failure),
  * `throw` (an unexpected one, which the runner retries), `ignoreAbort` (keeps running after its
  * signal aborts, like a stuck engine, without keeping the process alive). Produces one 1x1 PNG per image.
  */
@@ -28,14 +29,16 @@ export const fakeEngine: Engine = {
       failMessage,
       throw: shouldThrow,
       ignoreAbort = false,
+      steps: stepsOption = 10,
     } = request.options as {
       durationMs?: number;
       failCode?: FinishCode;
       failMessage?: string;
       throw?: boolean;
       ignoreAbort?: boolean;
+      steps?: number;
     };
-    const steps = durationMs > 0 ? 10 : 0;
+    const steps = durationMs > 0 ? Math.max(1, stepsOption) : 0;
     for (let step = 1; step <= steps; step++) {
       await sleep(
         durationMs / steps,
