@@ -74,9 +74,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   // saturated pool is passed over at the cost of that one probe, so it never holds up the
   // others. (2) Its next task in fair order, of an account under its cap, skipping tasks
   // another claim holds. (3) Under the pool's lock (claims of one pool are serialised, so two
-  // claims never both see the last free slot), a backend: the task's checkpoint's while that
-  // backend is in rotation (its job is resumed there), else the first tier with room, then
-  // not the backend that just failed to take it, then the least loaded for its weight. The
+  // claims never both see the last free slot), a backend: where the task's job may already be
+  // (its checkpoint's backend, else its last run's, unless that backend failed to take it) while
+  // that backend is in rotation, waiting for its slot if need be (the job is resumed there, or
+  // found by the ID it was sent with, never sent to a second server); else the first tier with
+  // room, then not the backend that just failed to take it, then the least loaded for its
+  // weight. The
   // per-account cap is counted again under the account's lock, as in 0011. A pool found full
   // or capped is passed over and the next tried. Each statement takes a fresh snapshot (READ
   // COMMITTED), so counts made after a lock see the claims committed before it.
@@ -90,6 +93,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       pooled boolean;
       capped boolean;
       candidate record;
+      resume text;
       chosen text;
     BEGIN
       FOR round IN 1..8 LOOP
@@ -122,7 +126,7 @@ export async function up(db: Kysely<any>): Promise<void> {
           RETURN;
         END IF;
 
-        SELECT t.id, t.account_id, t.engine_checkpoint, t.checkpoint_backend_id,
+        SELECT t.id, t.account_id, t.checkpoint_backend_id, t.backend_id,
           t.avoid_backend_id INTO candidate
         FROM tasks t
         WHERE t.model_id = pool AND t.status = 'queued' AND (max_running = 0 OR (
@@ -150,6 +154,10 @@ export async function up(db: Kysely<any>): Promise<void> {
         END IF;
 
         chosen := NULL;
+        resume := coalesce(candidate.checkpoint_backend_id, candidate.backend_id);
+        IF resume IS NOT DISTINCT FROM candidate.avoid_backend_id THEN
+          resume := NULL;
+        END IF;
         IF pooled THEN
           SELECT b.id INTO chosen
           FROM backends b
@@ -159,11 +167,8 @@ export async function up(db: Kysely<any>): Promise<void> {
           ) load
           WHERE b.model_id = pool AND b.state = 'up'
             AND (b.max_concurrent IS NULL OR b.max_concurrent > load.running)
-            AND (candidate.engine_checkpoint IS NULL
-              OR candidate.checkpoint_backend_id IS NULL
-              OR b.id = candidate.checkpoint_backend_id
-              OR NOT EXISTS (SELECT 1 FROM backends c
-                             WHERE c.id = candidate.checkpoint_backend_id AND c.state = 'up'))
+            AND (resume IS NULL OR b.id = resume
+              OR NOT EXISTS (SELECT 1 FROM backends c WHERE c.id = resume AND c.state = 'up'))
           ORDER BY b.priority, b.id IS NOT DISTINCT FROM candidate.avoid_backend_id,
             load.running::float8 / b.weight, random()
           LIMIT 1;

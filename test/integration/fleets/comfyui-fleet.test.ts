@@ -198,4 +198,43 @@ describeEachBackend('a model on three ComfyUI boxes of one slot each (issue 31)'
     assert.deepEqual(await capsExceeded(database.db), []);
     assert.deepEqual(await invariantViolations(database.db), []);
   });
+  it('a run whose lease passed on keeps its box: the next attempt resumes the prompt there, queued once', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
+    for (const box of boxes) box.script({ manual: true });
+    const { taskId } = await submitOk(t.url, apiKey, { modelId, prompt: 'hand over' });
+    const first = await placedOn(taskId);
+    await first.run.pace.waitingAt('start');
+    // What another worker's sweep does to a lease it saw expire: the slot is free again.
+    await database.db
+      .updateTable('tasks')
+      .set({ status: 'queued', lease_token: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', taskId)
+      .execute();
+    await t.logged((e) => e.msg === 'task started' && e.taskId === taskId && e.attempt === 2);
+    first.run.pace.release();
+    await drained(database.db);
+    const [task] = await database.db
+      .selectFrom('tasks')
+      .select(['finish_code', 'backend_id'])
+      .where('id', '=', taskId)
+      .execute();
+    assert.equal(task?.finish_code, FinishCode.Ok);
+    assert.equal(task?.backend_id, boxIds[first.box], 'the second attempt ran on the same box');
+    assert.equal(
+      boxes.reduce(
+        (n, box) =>
+          n +
+          box.http.matching(
+            (r) =>
+              r.method === 'POST' &&
+              r.path === '/prompt' &&
+              (r.json as { prompt_id?: string } | undefined)?.prompt_id === promptOf(taskId),
+          ).length,
+        0,
+      ),
+      1,
+      'the prompt was queued once, on one box',
+    );
+    assert.deepEqual(await balances(t.url, apiKey), { standard: 10 - 3 });
+  });
 });
