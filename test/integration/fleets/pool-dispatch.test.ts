@@ -131,6 +131,14 @@ describeEachBackend('a ComfyUI box with Replicate as overflow (issue 31 §1)', (
       assert.ok(
         time(state.structuredContent.estimated_start_at) >= time(place.second!.estimatedStartAt),
       );
+      // Waiting with a progress token: the first notification says where the task stands.
+      const notes: { progress: number; message?: string }[] = [];
+      await client.callTool(
+        { name: 'wait_for_generation', arguments: { task_id: second.taskId, timeout_seconds: 1 } },
+        undefined,
+        { onprogress: (p) => notes.push(p) },
+      );
+      assert.match(notes[0]?.message ?? '', /^queued, 1 ahead, (starting now|about \d+ s)$/);
     } finally {
       await client.close();
     }
