@@ -201,22 +201,24 @@ export async function finishTask(
 ): Promise<TaskRow | undefined> {
   const media = outcome.media ?? [];
   const { attempt } = outcome;
-  // A success's statement is the same SQL every time (one shape with a run to record, one
-  // without): it runs prepared (executeNamed).
+  // A success's statement is the same SQL every time: it runs prepared (executeNamed).
   if (outcome.code === FinishCode.Ok && media.length > 0) {
     const statement = db
       .with('finished', (w) => finishUpdate(w, id, guard, outcome).returningAll())
+      // The run on a pool's backend, if any (an empty list for a model without one).
       .with('ran', (w) =>
         w
           .insertInto('task_attempts')
-          .columns(['task_id', 'attempt', 'backend_id', 'started_at', 'outcome', 'detail'])
-          .expression(
-            attempt === undefined
-              ? sql`SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE false`
-              : sql`SELECT ${attempt.taskId}::text, ${attempt.attempt}::integer,
-                  ${attempt.backendId}::text, ${attempt.startedAt}::timestamptz,
-                  ${attempt.outcome}::text, ${attempt.detail}::text
-                FROM finished`,
+          .columns(attemptInsertColumns)
+          .expression((eb) =>
+            eb
+              .selectFrom(
+                sql<AttemptColumns>`jsonb_populate_recordset(NULL::task_attempts, ${JSON.stringify(attempt === undefined ? [] : [attemptColumns(attempt)])}::jsonb)`.as(
+                  'a',
+                ),
+              )
+              .select(attemptInsertColumns)
+              .where(eb.exists(eb.selectFrom('finished').select('finished.id'))),
           )
           .onConflict((oc) => oc.columns(['task_id', 'attempt']).doNothing()),
       )
@@ -254,6 +256,27 @@ export async function finishTask(
 }
 
 type NewMediaColumns = ReturnType<typeof mediaColumns>;
+const attemptInsertColumns = [
+  'task_id',
+  'attempt',
+  'backend_id',
+  'started_at',
+  'outcome',
+  'detail',
+] as const;
+type AttemptColumns = ReturnType<typeof attemptColumns>;
+
+/** A run's record as `task_attempts` columns (its end is the finish's `now()`). */
+function attemptColumns(a: AttemptRecord) {
+  return {
+    task_id: a.taskId,
+    attempt: a.attempt,
+    backend_id: a.backendId,
+    started_at: a.startedAt.toISOString(),
+    outcome: a.outcome,
+    detail: a.detail,
+  };
+}
 const mediaInsertColumns = [
   'id',
   'account_id',
