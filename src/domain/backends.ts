@@ -72,3 +72,22 @@ export function poolOf(model: ModelDefinition): readonly PoolBackend[] {
 export function onBackend(model: ModelDefinition, backend: BackendDefinition): ModelDefinition {
   return { ...model, engine: backend.engine, engineOptions: backend.engineOptions };
 }
+
+/** A backend as operators see it: its health, its runs now, its pool's queue. */
+export interface BackendState {
+  readonly id: string;
+  readonly modelId: string;
+  readonly name: string;
+  readonly engine: string;
+  readonly state: 'up' | 'down';
+  readonly failures: number;
+  readonly maxConcurrent: number | null;
+  readonly priority: number;
+  readonly weight: number;
+  readonly inFlight: number;
+  /** Tasks queued for its model (its pool's, shared by the pool's backends). */
+  readonly queued: number;
+  readonly downUntil: Date | null;
+  readonly lastError: string | null;
+  readonly changedAt: Date;
+}

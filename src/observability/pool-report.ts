@@ -1,20 +1,4 @@
-/** A backend's recorded state, as the store reads it (store/backend.store.ts). */
-export interface BackendReading {
-  readonly modelId: string;
-  readonly name: string;
-  readonly engine: string;
-  readonly state: 'up' | 'down';
-  readonly failures: number;
-  readonly maxConcurrent: number | null;
-  readonly priority: number;
-  readonly weight: number;
-  readonly inFlight: number;
-  /** Tasks queued for its model (its pool's, shared by the pool's backends). */
-  readonly queued: number;
-  readonly downUntil: Date | null;
-  readonly lastError: string | null;
-  readonly changedAt: Date;
-}
+import type { BackendState } from '../domain/backends.ts';
 
 /** One backend of a pool as operators read it (`/readyz`, `Model.backends` for admins). */
 export interface BackendReport {
@@ -52,8 +36,8 @@ export interface PoolReport {
 }
 
 /** Groups backends' states (ordered by model) into one report per pool. */
-export function poolReports(states: readonly BackendReading[]): PoolReport[] {
-  const byModel = new Map<string, BackendReading[]>();
+export function poolReports(states: readonly BackendState[]): PoolReport[] {
+  const byModel = new Map<string, BackendState[]>();
   for (const state of states) {
     const pool = byModel.get(state.modelId);
     if (pool === undefined) byModel.set(state.modelId, [state]);
@@ -74,7 +58,7 @@ export function poolReports(states: readonly BackendReading[]): PoolReport[] {
   });
 }
 
-export function backendReport(b: BackendReading): BackendReport {
+export function backendReport(b: BackendState): BackendReport {
   return {
     name: b.name,
     engine: b.engine,

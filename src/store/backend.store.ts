@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { HealthRule, PoolBackend } from '../domain/backends.ts';
+import type { BackendState, HealthRule, PoolBackend } from '../domain/backends.ts';
 import type { Queryable } from './database.ts';
 import type { BackendsTable } from './schema.ts';
 
@@ -174,25 +174,6 @@ export async function backendBack(q: Queryable, id: string, probed: boolean): Pr
 /** A failed probe of a down backend: it stays out; the error is kept for the operator. */
 export async function probeFailed(q: Queryable, id: string, error: string): Promise<void> {
   await q.updateTable('backends').set({ last_error: error }).where('id', '=', id).execute();
-}
-
-/** A backend as operators see it: its health, its runs now, its pool's queue. */
-export interface BackendState {
-  readonly id: string;
-  readonly modelId: string;
-  readonly name: string;
-  readonly engine: string;
-  readonly state: 'up' | 'down';
-  readonly failures: number;
-  readonly maxConcurrent: number | null;
-  readonly priority: number;
-  readonly weight: number;
-  readonly inFlight: number;
-  /** Tasks queued for its model (its pool's, shared by the pool's backends). */
-  readonly queued: number;
-  readonly downUntil: Date | null;
-  readonly lastError: string | null;
-  readonly changedAt: Date;
 }
 
 /** Every recorded backend with its runs and its pool's queue, in one query. */
