@@ -40,6 +40,7 @@ import { OutageLog } from './observability/outage-log.ts';
 import { poolReports } from './observability/pool-report.ts';
 import { AccountService } from './services/account.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
+import { AuditService } from './services/audit.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
 import { GenerationService } from './services/generation.service.ts';
 import { LibraryService } from './services/library.service.ts';
@@ -338,20 +339,35 @@ export async function buildCore(
       allowLocalhost: config.webhooks.allowLocalhost,
       managers,
     });
+    const audit = new AuditService({
+      db,
+      clock,
+      cursors,
+      retentionDays: config.auditRetentionDays,
+    });
     // Started by the first subscription; closed before the events it listens to.
     const feed = new TaskEventFeed({ db, events });
     closers.push(() => feed.close());
+    const accounts = new AccountService({
+      db,
+      clock,
+      changes: credentialEvents,
+      categories: creditCategories(config.creditCategories, models),
+      metrics,
+    });
+    const apiKeys = new ApiKeyService({ db, clock, changes: credentialEvents, spending, managers });
+    const mcpConnections = new McpConnectionService({
+      db,
+      clock,
+      spending,
+      managers,
+      deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
+    });
     const services: Services = {
       graphqlAuth: new GraphqlAuthenticator({ db, apiKeys: verifier, idTokens }),
       identityProvider,
-      accounts: new AccountService({
-        db,
-        clock,
-        changes: credentialEvents,
-        categories: creditCategories(config.creditCategories, models),
-        metrics,
-      }),
-      apiKeys: new ApiKeyService({ db, clock, changes: credentialEvents, spending, managers }),
+      accounts,
+      apiKeys,
       catalogue,
       library,
       voices,
@@ -385,13 +401,9 @@ export async function buildCore(
         readyMedia,
         renderPreview: (voice) => renderVoicePreview(ffmpeg, voice),
       }),
-      mcpConnections: new McpConnectionService({
-        db,
-        spending,
-        managers,
-        deployment: { serverUrl: config.oauth.resource, cimdHosts: config.oauth.cimdHosts },
-      }),
+      mcpConnections,
       webhooks,
+      audit,
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
       pools: async () => poolReports(await backendStates(db)),
@@ -456,6 +468,7 @@ export async function buildCore(
           uploads,
           pollMs: config.taskPollMs,
           health,
+          audit,
           webhooks: {
             box: webhookSecrets,
             timeoutMs: config.webhooks.timeoutMs,

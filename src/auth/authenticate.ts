@@ -118,3 +118,9 @@ export function accountOutcome(
   }
   return { kind: 'actor', actor: { accountId: account.id, role: account.role, credential } };
 }
+
+/** The outcome with the request's address on its actor (the audit log's "from where"). */
+export function withAddress(auth: AuthResult, address: string | undefined): AuthResult {
+  if (auth.kind !== 'actor' || address === undefined) return auth;
+  return { kind: 'actor', actor: { ...auth.actor, address } };
+}

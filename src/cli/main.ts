@@ -25,10 +25,13 @@ Commands:
   account create --alias A [--credits CATEGORY=N]... [--api-key-access] [--role user|admin]
   account list [--first N] [--after ALIAS]  accounts by alias, with their balances
   account show --account ID | --alias A   one account, with its balances
-  account grant --account ID --category C --amount N
+  account grant --account ID --category C --amount N [--reason R]
+  account deduct --account ID --category C --amount N --reason R
   account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
   apikey list --account ID                the account's keys (never a secret)
+  audit [--account ID] [--action A] [--since T] [--until T] [--first N] [--after CURSOR]
+                                          the audit log, newest first
   idp user add --account ID --email E --password-stdin
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
 
@@ -53,6 +56,10 @@ const options = {
   email: { type: 'string' },
   first: { type: 'string' },
   after: { type: 'string' },
+  reason: { type: 'string' },
+  action: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -212,20 +219,33 @@ const operatorCommands: Record<
   string,
   (core: Core, values: Values, password: string | undefined) => Promise<unknown>
 > = {
-  'oauth rotate-key': async (core) => ({
-    kid: await core.oauth.keys.rotate(),
-    jwks: core.oauth.keys.jwks,
-  }),
+  'oauth rotate-key': async (core) => {
+    const kid = await core.oauth.keys.rotate();
+    await core.services.audit.record({
+      accountId: null,
+      action: 'oauth.signing_key_rotated',
+      target: kid,
+      detail: null,
+    });
+    return { kid, jwks: core.oauth.keys.jwks };
+  },
   'idp user add': async (core, v, password) => {
     const idp = core.services.identityProvider;
     if (idp === null) throw await externalIssuerRefusal(core);
     if (!v['password-stdin'] || password === undefined)
       throw new UsageError('--password-stdin is required: pipe the password on standard input.');
-    return idp.addUser({
+    const user = await idp.addUser({
       accountId: required(v.account, '--account'),
       email: required(v.email, '--email'),
       password,
     });
+    await core.services.audit.record({
+      accountId: user.accountId,
+      action: 'idp.user_added',
+      target: user.email,
+      detail: null,
+    });
+    return user;
   },
   'account create': (core, v) =>
     core.services.accounts.create({
@@ -251,7 +271,26 @@ const operatorCommands: Record<
       accountId: required(v.account, '--account'),
       category: required(v.category, '--category'),
       amount: integer(required(v.amount, '--amount'), 'amount'),
+      reference: v.reason,
     }),
+  'account deduct': (core, v) =>
+    core.services.accounts.deduct({
+      accountId: required(v.account, '--account'),
+      category: required(v.category, '--category'),
+      amount: integer(required(v.amount, '--amount'), 'amount'),
+      reference: required(v.reason, '--reason'),
+    }),
+  audit: (core, v) =>
+    core.services.audit.listAll(
+      {
+        accountId: v.account,
+        action: v.action,
+        since: v.since === undefined ? undefined : instant(v.since, 'since'),
+        until: v.until === undefined ? undefined : instant(v.until, 'until'),
+      },
+      v.first === undefined ? 50 : integer(v.first, 'first'),
+      v.after,
+    ),
   'account update': (core, v) =>
     core.services.accounts.update(required(v.account, '--account'), {
       ...(v.status === undefined
@@ -354,6 +393,16 @@ function negativeValuesJoined(argv: readonly string[]): string[] {
     }
   }
   return joined;
+}
+
+/** An ISO 8601 time such as 2026-11-01 or 2026-11-01T12:00:00Z; 120001 naming the field. */
+function instant(value: string, field: string): Date {
+  const at = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value)
+    ? new Date(value)
+    : new Date(Number.NaN);
+  if (Number.isNaN(at.getTime()))
+    throw invalidInput([{ field, message: 'must be a time such as 2026-11-01T00:00:00Z' }]);
+  return at;
 }
 
 function parseCredits(entries: readonly string[]): Record<string, number> {

@@ -58,6 +58,8 @@ export interface Config extends DeploymentConfig {
   /** How long a `/v1` request waits for its generation to finish before answering without it. */
   readonly openaiWaitMs: number;
   readonly webhooks: WebhookConfig;
+  /** How long audit log entries are kept. */
+  readonly auditRetentionDays: number;
   /** Size and cost limits of GraphQL documents, and whether introspection is answered. */
   readonly graphqlLimits: QueryLimits;
   /** Largest request body outside uploads (GraphQL variables included). */
@@ -250,6 +252,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
       allowLocalhost: values.WEBHOOK_ALLOW_LOCALHOST === 'true',
       timeoutMs: values.WEBHOOK_TIMEOUT_SECONDS * 1000,
     },
+    auditRetentionDays: values.AUDIT_RETENTION_DAYS,
     shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     graphqlLimits: {
       maxDepth: values.GRAPHQL_MAX_DEPTH,

@@ -313,6 +313,12 @@ export const variables = {
     description:
       'how long a webhook delivery may take before it counts as failed and is tried again',
   },
+  AUDIT_RETENTION_DAYS: {
+    type: wholeNumber(1, 36_500),
+    default: '400',
+    shownDefault: '`400` (a year and a month)',
+    description: 'how long audit log entries are kept; the workers remove older ones every hour',
+  },
   MCP_ALLOWED_ORIGINS: {
     type: z
       .string()

@@ -3,6 +3,8 @@ export interface Actor {
   readonly accountId: string;
   readonly role: AccountRole;
   readonly credential: Credential;
+  /** Where the request came from (the edge's client address), for the audit log. */
+  readonly address?: string;
 }
 
 export type AccountRole = 'user' | 'admin';

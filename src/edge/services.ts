@@ -4,6 +4,7 @@ import type { BackendStatus } from '../observability/backend-health.ts';
 import type { PoolReport } from '../observability/pool-report.ts';
 import type { AccountService } from '../services/account.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
+import type { AuditService } from '../services/audit.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
 import type { GenerationService } from '../services/generation.service.ts';
 import type { LibraryService } from '../services/library.service.ts';
@@ -30,6 +31,7 @@ export interface Services {
   readonly media: MediaService;
   readonly mcpConnections: McpConnectionService;
   readonly webhooks: WebhookService;
+  readonly audit: AuditService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
   /** The model servers configured models call, and how their calls went (`/readyz` detail). */

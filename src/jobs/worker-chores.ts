@@ -1,4 +1,5 @@
 import type { OutageLog } from '../observability/outage-log.ts';
+import type { AuditService } from '../services/audit.service.ts';
 import { taskEventRetentionMs } from '../services/task-updates.ts';
 import type { UploadService } from '../services/upload.service.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -15,6 +16,7 @@ const healthCheckMs = 1_000; // 1 second
 /** How often workers look for expired uploads to complete or forget. */
 const uploadSweepMs = 60_000; // 1 minute
 const eventPruneMs = 10 * 60_000; // 10 minutes
+const auditPruneMs = 3_600_000; // 1 hour
 /** Kept past the retention, so a cursor accepted at its last moment still finds its events. */
 const eventPruneMargin = 3_600_000; // 1 hour
 
@@ -30,11 +32,13 @@ export interface WorkerChoresDeps {
   webhooks: Pick<WebhookDelivererOptions, 'box' | 'timeoutMs' | 'allowLocalhost' | 'network'>;
   /** The backends' probes. */
   health: Pick<BackendHealthService, 'checkDue'>;
+  /** The audit log's retention. */
+  audit: Pick<AuditService, 'purge'>;
 }
 
 /**
  * What worker processes do besides running tasks, each on its own schedule: probe backends
- * that are due, sweep expired uploads, prune the task event log, send due webhook deliveries. A chore that fails is logged
+ * that are due, sweep expired uploads, prune the task event log and the audit log, send due webhook deliveries. A chore that fails is logged
  * and tried again on its next turn; `stop()` on each ends it.
  */
 export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
@@ -66,6 +70,10 @@ export function startWorkerChores(d: WorkerChoresDeps): Periodic[] {
     chore(eventPruneMs, 'old task events could not be pruned; trying again later', async () => {
       const deleted = await pruneLog(d.db, taskEventRetentionMs + eventPruneMargin);
       if (deleted > 0) d.log.info({ deleted }, 'old task events pruned');
+    }),
+    chore(auditPruneMs, 'old audit entries could not be removed; trying again later', async () => {
+      const deleted = await d.audit.purge();
+      if (deleted > 0) d.log.info({ deleted }, 'audit entries past their retention removed');
     }),
     chore(d.pollMs, 'webhooks could not be delivered; trying again shortly', async (signal) => {
       // Send on until nothing is due (a failed attempt is due again only later).

@@ -4,7 +4,7 @@ import type { GenerationKind } from '../domain/model.ts';
 import type { PoolReport } from './pool-report.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
-export type CreditReason = 'debit' | 'refund' | 'grant';
+export type CreditReason = 'debit' | 'refund' | 'grant' | 'deduction';
 
 /** One category's share of a committed balance change; `amount` is positive whatever the reason. */
 export interface CreditAmount {

@@ -1,4 +1,5 @@
 import type { AccountRole, AccountStatus, Actor } from '../domain/actor.ts';
+import { type AuditActor, commandLine } from '../domain/audit.ts';
 import { maxBalance } from '../domain/credits.ts';
 import type { CredentialEvents } from '../events/credential-events.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -15,6 +16,7 @@ import {
   listAccountsWithBalances,
   updateAccount,
 } from '../store/account.store.ts';
+import { appendAudit } from '../store/audit.store.ts';
 import { changeBalance } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
 
@@ -46,7 +48,8 @@ export interface GrantInput {
   accountId: string;
   category: string;
   amount: number;
-  reference?: string;
+  /** Why: kept on the ledger row and in the audit log. */
+  reference?: string | undefined;
 }
 
 /** Accounts and their credit balances: the owner's view and the operator's commands. */
@@ -85,7 +88,7 @@ export class AccountService {
   }
 
   /** Operator: opens an account with optional opening balances, in one transaction. */
-  async create(input: CreateAccountInput): Promise<UserProfile> {
+  async create(input: CreateAccountInput, by: AuditActor = commandLine): Promise<UserProfile> {
     const problems = [...aliasProblems(input.alias)];
     for (const [category, amount] of Object.entries(input.credits ?? {})) {
       problems.push(...grantProblems(category, amount, this.#categories));
@@ -111,6 +114,17 @@ export class AccountService {
           reference: 'account opening',
         });
       }
+      await appendAudit(trx, this.#clock.now(), by, {
+        accountId: id,
+        action: 'account.created',
+        target: id,
+        detail: {
+          alias: input.alias,
+          role: input.role ?? 'user',
+          apiKeyAccess: input.apiKeyAccess ?? false,
+          credits: input.credits ?? {},
+        },
+      });
     });
     const opening = Object.entries(input.credits ?? {});
     this.#metrics?.countCredits(
@@ -121,36 +135,95 @@ export class AccountService {
   }
 
   /** Operator: adds credits of one category; returns the new balance. */
-  async grant(input: GrantInput): Promise<CreditBalance> {
+  async grant(input: GrantInput, by: AuditActor = commandLine): Promise<CreditBalance> {
+    const balance = await this.#change(input, 'grant', by);
+    this.#metrics?.countCredits('grant', [{ category: input.category, amount: input.amount }]);
+    return balance;
+  }
+
+  /**
+   * Operator: takes credits of one category back (a correction, a chargeback), with a reason;
+   * never below zero. Returns the new balance.
+   */
+  async deduct(input: GrantInput, by: AuditActor = commandLine): Promise<CreditBalance> {
+    const balance = await this.#change(input, 'deduct', by);
+    this.#metrics?.countCredits('deduction', [{ category: input.category, amount: input.amount }]);
+    return balance;
+  }
+
+  async #change(
+    input: GrantInput,
+    direction: 'grant' | 'deduct',
+    by: AuditActor,
+  ): Promise<CreditBalance> {
     const problems = grantProblems(input.category, input.amount, this.#categories);
+    const reason = input.reference?.trim() ?? '';
+    if (input.reference !== undefined && (reason === '' || reason.length > 200)) {
+      problems.push({ field: 'reason', message: 'must be 1 to 200 characters' });
+    }
     if (problems.length > 0) throw invalidInput(problems);
+    const reference =
+      reason === '' ? `operator ${direction} ${this.#clock.now().toISOString()}` : reason;
     const amount = await this.#db.transaction().execute(async (trx) => {
       if ((await findAccount(trx, input.accountId)) === undefined) throw accountNotFound();
       const balance = await changeBalance(trx, {
         accountId: input.accountId,
         category: input.category,
-        delta: input.amount,
-        reason: 'grant',
-        reference: input.reference ?? `operator grant ${this.#clock.now().toISOString()}`,
+        delta: direction === 'grant' ? input.amount : -input.amount,
+        reason: direction === 'grant' ? 'grant' : 'deduction',
+        reference,
         max: maxBalance,
       });
       if (balance === undefined) {
         throw invalidInput([
-          { field: 'amount', message: `would bring the balance above ${maxBalance}` },
+          {
+            field: 'amount',
+            message:
+              direction === 'grant'
+                ? `would bring the balance above ${maxBalance}`
+                : 'is more than the balance of this category',
+          },
         ]);
       }
+      await appendAudit(trx, this.#clock.now(), by, {
+        accountId: input.accountId,
+        action: direction === 'grant' ? 'credits.granted' : 'credits.deducted',
+        target: input.category,
+        detail: { amount: input.amount, balance, reason: reference },
+      });
       return balance;
     });
-    this.#metrics?.countCredits('grant', [{ category: input.category, amount: input.amount }]);
     return { category: input.category, amount };
   }
 
   /** Operator: suspends, deletes or reactivates an account; turns API-key access on or off. */
-  async update(accountId: string, patch: AccountPatch): Promise<UserProfile> {
+  async update(
+    accountId: string,
+    patch: AccountPatch,
+    by: AuditActor = commandLine,
+  ): Promise<UserProfile> {
     if (patch.status === undefined && patch.apiKeyAccess === undefined) {
       throw invalidInput([{ field: 'patch', message: 'nothing to change' }]);
     }
-    const row = await updateAccount(this.#db, accountId, patch);
+    const row = await this.#db.transaction().execute(async (trx) => {
+      const before = await findAccount(trx, accountId);
+      const updated = await updateAccount(trx, accountId, patch);
+      if (before === undefined || updated === undefined) return undefined;
+      await appendAudit(trx, this.#clock.now(), by, {
+        accountId,
+        action: 'account.updated',
+        target: accountId,
+        detail: {
+          ...(patch.status === undefined
+            ? {}
+            : { status: { from: before.status, to: updated.status } }),
+          ...(patch.apiKeyAccess === undefined
+            ? {}
+            : { apiKeyAccess: { from: before.api_key_access, to: updated.api_key_access } }),
+        },
+      });
+      return updated;
+    });
     if (row === undefined) throw accountNotFound();
     // A suspension or deletion takes effect on the very next request, on every node.
     await this.#changes.publish({ type: 'account_changed', accountId });

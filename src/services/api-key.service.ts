@@ -1,5 +1,6 @@
 import { generateApiKey } from '../auth/api-key.ts';
 import type { Actor } from '../domain/actor.ts';
+import { type AuditActor, auditActorOf, commandLine } from '../domain/audit.ts';
 import type { SpendingLimits } from '../domain/spending-limits.ts';
 import type { CredentialEvents } from '../events/credential-events.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -12,6 +13,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from '../store/api-key.store.ts';
+import { appendAudit } from '../store/audit.store.ts';
 import type { Db, Queryable } from '../store/database.ts';
 import { type ManagementGuard, refusal } from './management-guard.ts';
 import type { SpendingLimitService, SpendingLimitsView } from './spending-limit.service.ts';
@@ -71,21 +73,28 @@ export class ApiKeyService {
   async create(actor: Actor, input: CreateApiKeyInput): Promise<CreatedApiKey> {
     await this.#managers.require(actor);
     const limits = input.limits ?? null;
-    if (limits === null) return this.issue(actor.accountId, input);
+    if (limits === null) return this.issue(actor.accountId, input, auditActorOf(actor));
     return this.#db.transaction().execute(async (trx) => {
-      const created = await this.issue(actor.accountId, input, trx);
+      const created = await this.issue(actor.accountId, input, auditActorOf(actor), trx);
       await this.#spending.set(actor, created.apiKey.id, limits, 'input.limits', trx);
       const views = await this.#spending.views(actor.accountId, trx);
       return { ...created, apiKey: { ...created.apiKey, limits: views.get(created.apiKey.id)! } };
     });
   }
 
-  /** Issues a key for an account (the caller's own, or an operator's choice). */
+  /**
+   * Issues a key for an account (the caller's own, or an operator's choice), recorded in the
+   * audit log in the same transaction.
+   */
   async issue(
     accountId: string,
     input: CreateApiKeyInput,
-    q: Queryable = this.#db,
+    by: AuditActor = commandLine,
+    q?: Queryable,
   ): Promise<CreatedApiKey> {
+    if (q === undefined) {
+      return this.#db.transaction().execute((trx) => this.issue(accountId, input, by, trx));
+    }
     const name = input.name.trim();
     const problems = inputProblems(name, input.expiresAt ?? null, this.#clock.now());
     if (problems.length > 0) throw invalidInput(problems);
@@ -102,6 +111,12 @@ export class ApiKeyService {
       prefix: key.prefix,
       secretHash: key.secretHash,
       expiresAt: input.expiresAt ?? null,
+    });
+    await appendAudit(q, this.#clock.now(), by, {
+      accountId,
+      action: 'api_key.created',
+      target: row.id,
+      detail: { name: row.name, prefix: row.prefix, expiresAt: row.expires_at },
     });
     return { apiKey: toInfo(row, null), secret: key.secret };
   }
@@ -149,7 +164,18 @@ export class ApiKeyService {
     if (right !== 'full' && !(right === 'self' && apiKeyId === ownKeyId(actor))) {
       throw refusal(right);
     }
-    const row = await revokeApiKey(this.#db, actor.accountId, apiKeyId, this.#clock.now());
+    const row = await this.#db.transaction().execute(async (trx) => {
+      const revoked = await revokeApiKey(trx, actor.accountId, apiKeyId, this.#clock.now());
+      if (revoked !== undefined) {
+        await appendAudit(trx, this.#clock.now(), auditActorOf(actor), {
+          accountId: actor.accountId,
+          action: 'api_key.revoked',
+          target: revoked.id,
+          detail: { name: revoked.name, prefix: revoked.prefix },
+        });
+      }
+      return revoked;
+    });
     // Another account's key is "not found": its existence is not the caller's business.
     if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
     await this.#changes.publish({ type: 'api_key_revoked', apiKeyId: row.id });

@@ -1,6 +1,9 @@
 import type { Actor } from '../domain/actor.ts';
+import { auditActorOf } from '../domain/audit.ts';
 import { mcpSpender, type SpendingLimits } from '../domain/spending-limits.ts';
+import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
+import { appendAudit } from '../store/audit.store.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
 import type { ManagementGuard } from './management-guard.ts';
@@ -31,17 +34,20 @@ export interface McpConnectionView {
  */
 export class McpConnectionService {
   readonly #db: Db;
+  readonly #clock: Clock;
   readonly #instructions: readonly McpClientInstruction[];
   readonly #spending: SpendingLimitService;
   readonly #managers: ManagementGuard;
 
   constructor(deps: {
     db: Db;
+    clock: Clock;
     deployment: McpDeployment;
     spending: SpendingLimitService;
     managers: ManagementGuard;
   }) {
     this.#db = deps.db;
+    this.#clock = deps.clock;
     this.#spending = deps.spending;
     this.#managers = deps.managers;
     this.#instructions = mcpClientInstructions(deps.deployment);
@@ -80,7 +86,17 @@ export class McpConnectionService {
    */
   async revoke(actor: Actor, clientId: string): Promise<McpConnectionView> {
     await this.#managers.require(actor);
-    const revoked = await revokeConnection(this.#db, actor.accountId, clientId);
+    const revoked = await this.#db.transaction().execute(async (trx) => {
+      const row = await revokeConnection(trx, actor.accountId, clientId);
+      if (row === undefined) return undefined;
+      await appendAudit(trx, this.#clock.now(), auditActorOf(actor), {
+        accountId: actor.accountId,
+        action: 'mcp.revoked',
+        target: clientId,
+        detail: { clientName: row.client_name },
+      });
+      return row;
+    });
     if (revoked === undefined) throw notFound();
     // A client connected again starts without the limits of the consent it lost.
     await this.#spending.set(actor, mcpSpender(clientId), null, 'limits');

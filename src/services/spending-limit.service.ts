@@ -1,4 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
+import { auditActorOf } from '../domain/audit.ts';
 import type { DebitPart } from '../domain/credits.ts';
 import { kindNames } from '../domain/kinds/kinds.ts';
 import type { ModelDefinition } from '../domain/model.ts';
@@ -6,6 +7,7 @@ import {
   type CreditLimit,
   type LimitPeriod,
   limitProblems,
+  mcpSpender,
   periodEnd,
   periodStart,
   type SpendingCharge,
@@ -16,7 +18,8 @@ import {
 } from '../domain/spending-limits.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
-import type { Queryable } from '../store/database.ts';
+import { appendAudit } from '../store/audit.store.ts';
+import type { Db, Queryable } from '../store/database.ts';
 import {
   listSpendingLimits,
   type SpentRow,
@@ -43,11 +46,11 @@ export interface SpendingLimitsView extends Omit<SpendingLimits, 'credits'> {
  * (`spending_counters_within_cap`).
  */
 export class SpendingLimitService {
-  readonly #db: Queryable;
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #catalogue: CatalogueService;
 
-  constructor(deps: { db: Queryable; clock: Clock; catalogue: CatalogueService }) {
+  constructor(deps: { db: Db; clock: Clock; catalogue: CatalogueService }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#catalogue = deps.catalogue;
@@ -71,7 +74,18 @@ export class SpendingLimitService {
       ];
       if (problems.length > 0) throw invalidInput(problems);
     }
+    if (q === this.#db) {
+      await this.#db.transaction().execute((trx) => this.set(actor, spender, limits, field, trx));
+      return;
+    }
     await setSpendingLimits(q, actor.accountId, spender, limits, this.#clock.now());
+    const mcp = spender.startsWith(mcpSpender(''));
+    await appendAudit(q, this.#clock.now(), auditActorOf(actor), {
+      accountId: actor.accountId,
+      action: mcp ? 'mcp.limits_changed' : 'api_key.limits_changed',
+      target: mcp ? spender.slice(mcpSpender('').length) : spender,
+      detail: { limits },
+    });
   }
 
   #unknownNames(actor: Actor, limits: SpendingLimits, field: string): FieldProblem[] {

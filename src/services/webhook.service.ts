@@ -1,4 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
+import { type AuditAction, type AuditEvent, auditActorOf } from '../domain/audit.ts';
 import {
   endpointProblems,
   newWebhookSecret,
@@ -25,6 +26,7 @@ import {
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
 } from '../store/webhook.store.ts';
+import { audited } from './audited.ts';
 import type { ManagementGuard } from './management-guard.ts';
 
 /** An endpoint as its account sees it: never its secret. */
@@ -106,15 +108,21 @@ export class WebhookService {
     this.#check(input);
     const id = newId('whe');
     const secret = newWebhookSecret();
-    const row = await insertEndpoint(this.#d.db, {
-      id,
-      account_id: actor.accountId,
-      url: input.url,
-      description: input.description ?? '',
-      events: [...new Set(input.events)],
-      secret: this.#d.box.seal(secret, secretAad(id)),
-      credits_low_below: input.creditsLowBelow ?? 100,
-    });
+    const row = await audited(
+      this.#d,
+      auditActorOf(actor),
+      (q) =>
+        insertEndpoint(q, {
+          id,
+          account_id: actor.accountId,
+          url: input.url,
+          description: input.description ?? '',
+          events: [...new Set(input.events)],
+          secret: this.#d.box.seal(secret, secretAad(id)),
+          credits_low_below: input.creditsLowBelow ?? 100,
+        }),
+      (created) => endpointEvent('webhook.endpoint_created', created),
+    );
     return { endpoint: toView(row), secret };
   }
 
@@ -132,7 +140,7 @@ export class WebhookService {
         { field: 'endpointId', message: 'the one-off endpoint has no URL or events of its own' },
       ]);
     }
-    const row = await updateEndpoint(this.#d.db, actor.accountId, id, {
+    const changed = {
       ...(input.url === undefined ? {} : { url: input.url }),
       ...(input.description === undefined ? {} : { description: input.description }),
       ...(input.events === undefined ? {} : { events: [...new Set(input.events)] }),
@@ -146,14 +154,29 @@ export class WebhookService {
               disabled_at: this.#d.clock.now(),
               disabled_reason: 'Disabled by the account.',
             }),
-    });
+    };
+    const row = await audited(
+      this.#d,
+      auditActorOf(actor),
+      (q) => updateEndpoint(q, actor.accountId, id, changed),
+      (updated) =>
+        updated === undefined
+          ? null
+          : endpointEvent('webhook.endpoint_updated', updated, Object.keys(input).sort()),
+    );
     if (row === undefined) throw notFound();
     return toView(row);
   }
 
   async delete(actor: Actor, id: string): Promise<WebhookEndpointView> {
     await this.#d.managers.require(actor);
-    const row = await deleteEndpoint(this.#d.db, actor.accountId, id);
+    const row = await audited(
+      this.#d,
+      auditActorOf(actor),
+      (q) => deleteEndpoint(q, actor.accountId, id),
+      (deleted) =>
+        deleted === undefined ? null : endpointEvent('webhook.endpoint_deleted', deleted),
+    );
     if (row === undefined) throw notFound();
     return toView(row);
   }
@@ -168,11 +191,18 @@ export class WebhookService {
     const current = await findEndpoint(db, actor.accountId, id);
     if (current === undefined) throw notFound();
     const secret = newWebhookSecret();
-    const row = await updateEndpoint(db, actor.accountId, id, {
-      secret: box.seal(secret, secretAad(id)),
-      previous_secret: current.secret,
-      previous_secret_until: new Date(clock.now().getTime() + rotationGraceMs),
-    });
+    const row = await audited(
+      this.#d,
+      auditActorOf(actor),
+      (q) =>
+        updateEndpoint(q, actor.accountId, id, {
+          secret: box.seal(secret, secretAad(id)),
+          previous_secret: current.secret,
+          previous_secret_until: new Date(clock.now().getTime() + rotationGraceMs),
+        }),
+      (rotated) =>
+        rotated === undefined ? null : endpointEvent('webhook.secret_rotated', rotated),
+    );
     if (row === undefined) throw notFound();
     return { endpoint: toView(row), secret };
   }
@@ -187,16 +217,22 @@ export class WebhookService {
     if (existing !== undefined) return this.rotateSecret(actor, existing.id);
     const id = newId('whe');
     const secret = newWebhookSecret();
-    const row = await insertEndpoint(this.#d.db, {
-      id,
-      account_id: actor.accountId,
-      url: '',
-      description: 'Deliveries to the webhookUrl of generations',
-      events: [],
-      secret: this.#d.box.seal(secret, secretAad(id)),
-      credits_low_below: 100,
-      one_off: true,
-    });
+    const row = await audited(
+      this.#d,
+      auditActorOf(actor),
+      (q) =>
+        insertEndpoint(q, {
+          id,
+          account_id: actor.accountId,
+          url: '',
+          description: 'Deliveries to the webhookUrl of generations',
+          events: [],
+          secret: this.#d.box.seal(secret, secretAad(id)),
+          credits_low_below: 100,
+          one_off: true,
+        }),
+      (created) => endpointEvent('webhook.secret_rotated', created),
+    );
     return { endpoint: toView(row), secret };
   }
 
@@ -282,6 +318,25 @@ export class WebhookService {
     }
     return problems;
   }
+}
+
+/** An endpoint's audit entry: its URL and events, never its secret. */
+function endpointEvent(
+  action: AuditAction,
+  row: WebhookEndpointRow,
+  changed?: readonly string[],
+): AuditEvent {
+  return {
+    accountId: row.account_id,
+    action,
+    target: row.id,
+    detail: {
+      url: row.url,
+      events: row.events,
+      enabled: row.enabled,
+      ...(changed === undefined ? {} : { changed }),
+    },
+  };
 }
 
 function notFound(): AppError {

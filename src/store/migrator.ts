@@ -16,6 +16,7 @@ import * as taskEventLog from './migrations/0013-task-event-log.ts';
 import * as webhooks from './migrations/0014-webhooks.ts';
 import * as revokedCodes from './migrations/0015-revoked-codes.ts';
 import * as backendPools from './migrations/0016-backend-pools.ts';
+import * as operating from './migrations/0017-operating.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -35,6 +36,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0014-webhooks': webhooks,
   '0015-revoked-codes': revokedCodes,
   '0016-backend-pools': backendPools,
+  '0017-operating': operating,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

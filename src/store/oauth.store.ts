@@ -1,4 +1,4 @@
-import { type Selectable, sql } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db, Queryable } from './database.ts';
 import { prepared } from './prepared.ts';
@@ -7,6 +7,7 @@ import type {
   McpConnectionsTable,
   OauthCodesTable,
   PendingAuthorizationsTable,
+  Tables,
 } from './schema.ts';
 
 export type BrowserSessionRow = Selectable<BrowserSessionsTable>;
@@ -307,39 +308,40 @@ export async function listConnections(
     .execute();
 }
 
-/** Removes a consent and, in the same transaction, its live tokens and unused codes. */
+/**
+ * Removes a consent, its live tokens and its unused codes. Run it in a transaction (the caller's,
+ * which also records the revocation): the three stand or fall together.
+ */
 export async function revokeConnection(
-  db: Db,
+  trx: Transaction<Tables>,
   accountId: string,
   clientId: string,
 ): Promise<McpConnectionRow | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const connection = await trx
-      .updateTable('mcp_connections')
-      .set({ revoked_at: sql<Date>`now()` })
-      .where('account_id', '=', accountId)
-      .where('client_id', '=', clientId)
-      .where('revoked_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (connection === undefined) return undefined;
-    await trx
-      .updateTable('oauth_tokens')
-      .set({ revoked_at: sql<Date>`now()` })
-      .where('account_id', '=', accountId)
-      .where('client_id', '=', clientId)
-      .where('revoked_at', 'is', null)
-      .execute();
-    // Used, so no exchange redeems it, and revoked, so the refusal says why.
-    await trx
-      .updateTable('oauth_codes')
-      .set({ used_at: sql<Date>`now()`, revoked_at: sql<Date>`now()` })
-      .where('account_id', '=', accountId)
-      .where('client_id', '=', clientId)
-      .where('used_at', 'is', null)
-      .execute();
-    return connection;
-  });
+  const connection = await trx
+    .updateTable('mcp_connections')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (connection === undefined) return undefined;
+  await trx
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  // Used, so no exchange redeems it, and revoked, so the refusal says why.
+  await trx
+    .updateTable('oauth_codes')
+    .set({ used_at: sql<Date>`now()`, revoked_at: sql<Date>`now()` })
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .where('used_at', 'is', null)
+    .execute();
+  return connection;
 }
 
 export async function touchConnection(

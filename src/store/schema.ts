@@ -30,6 +30,7 @@ export interface Tables {
   webhook_attempts: WebhookAttemptsTable;
   backends: BackendsTable;
   task_attempts: TaskAttemptsTable;
+  audit_log: AuditLogTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -56,7 +57,7 @@ export interface CreditLedgerTable {
   /** Positive for grants and refunds, negative for debits; never zero. */
   delta: number;
   balance_after: number;
-  reason: 'grant' | 'debit' | 'refund';
+  reason: 'grant' | 'debit' | 'refund' | 'deduction';
   reference: string | null;
   seq: Generated<number>;
   created_at: CreatedAt;
@@ -380,4 +381,17 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
   error: string | null;
   response_excerpt: string | null;
+}
+
+/** Append-only (0017): a trigger refuses UPDATE; retention deletes old rows. */
+export interface AuditLogTable {
+  seq: ColumnType<string, never, never>;
+  at: Date;
+  account_id: string | null;
+  action: string;
+  target: string | null;
+  detail: ColumnType<unknown, string | null, never>;
+  actor_account_id: string | null;
+  actor_credential: string;
+  actor_address: string | null;
 }

@@ -2,6 +2,7 @@ import { type LimitPeriod, limitPeriods } from '../../domain/spending-limits.ts'
 import type { Clock } from '../../shared/clock.ts';
 import { isLoopbackHostname } from '../../shared/loopback.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../../shared/secrets.ts';
+import { appendAudit } from '../../store/audit.store.ts';
 import { listBalances } from '../../store/credit.store.ts';
 import type { Db } from '../../store/database.ts';
 import {
@@ -196,7 +197,11 @@ export class AuthorizationFlow {
    * remembered (the MCP connection) and a code is issued; without it, access is denied.
    * Either way the browser goes back to the client with `state` and `iss` (RFC 9207).
    */
-  async decide(session: BrowserSession, form: Readonly<Record<string, string>>): Promise<string> {
+  async decide(
+    session: BrowserSession,
+    form: Readonly<Record<string, string>>,
+    address: string | null = null,
+  ): Promise<string> {
     const csrf = form[csrfParameterName];
     if (csrf === undefined || !constantTimeEqual(csrf, session.csrfToken)) {
       throw new OAuthError(
@@ -232,6 +237,17 @@ export class AuthorizationFlow {
           this.#d.clock.now(),
         );
       }
+      await appendAudit(
+        this.#d.db,
+        this.#d.clock.now(),
+        { accountId: session.accountId!, credential: 'browser_session', address },
+        {
+          accountId: session.accountId!,
+          action: 'mcp.consented',
+          target: client.clientId,
+          detail: { clientName: client.name, scopes: pending.scope, limits: limit },
+        },
+      );
       await insertCode(this.#d.db, {
         code_hash: sha256Hex(code),
         client_id: client.clientId,

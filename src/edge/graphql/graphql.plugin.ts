@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import mercurius, { type MercuriusPlugin } from 'mercurius';
-import type { AuthResult } from '../../auth/authenticate.ts';
+import { type AuthResult, withAddress } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
@@ -70,7 +70,7 @@ export async function graphqlPlugin(
         .header('cache-control', 'no-store')
         .send(errorBody(auth.error, request.id, responseMediaType(request)));
     }
-    request.graphqlAuth = auth;
+    request.graphqlAuth = withAddress(auth, request.ip);
   });
   // Counted once the caller is known: per account, or per IP for anonymous and refused callers.
   // A document weighs one hit per generation it submits (at least one), all counted before

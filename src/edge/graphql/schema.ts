@@ -2,6 +2,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createBuilder } from './builder.ts';
 import { addAccountSchema } from './schema/account.schema.ts';
 import { addApiKeySchema } from './schema/api-key.schema.ts';
+import { addAuditSchema } from './schema/audit.schema.ts';
 import { addCatalogueSchema } from './schema/catalogue.schema.ts';
 import { addGenerationSchema } from './schema/generation.schema.ts';
 import { addLibrarySchema } from './schema/library.schema.ts';
@@ -22,5 +23,6 @@ export function buildGraphqlSchema(): GraphQLSchema {
   addGenerationSchema(builder, shared);
   addMcpSchema(builder, spending);
   addWebhookSchema(builder);
+  addAuditSchema(builder, shared);
   return builder.toSchema({ sortSchema: false });
 }

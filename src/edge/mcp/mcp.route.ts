@@ -103,6 +103,7 @@ export async function mcpRoutes(
           accountId: principal.accountId,
           role: principal.role,
           credential: { kind: 'mcp_token', clientId: principal.clientId },
+          address: request.ip,
         },
         account: principal.account,
         jti: principal.jti,

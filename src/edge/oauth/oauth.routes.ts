@@ -165,7 +165,10 @@ export async function oauthRoutes(app: FastifyInstance, o: OauthRoutesOptions) {
           'Your sign-in session ended; start again from your app.',
           false,
         );
-      return reply.redirect(await o.flow.decide(session, singleValued(request.body)), 303);
+      return reply.redirect(
+        await o.flow.decide(session, singleValued(request.body), request.ip),
+        303,
+      );
     } catch (error) {
       return authorizeError(reply, error);
     }

@@ -7,7 +7,7 @@ import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { isWellFormedApiKey } from '../../auth/api-key.ts';
-import type { AuthResult, GraphqlCredentials } from '../../auth/authenticate.ts';
+import { type AuthResult, type GraphqlCredentials, withAddress } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import type { OutageLog } from '../../observability/outage-log.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
@@ -54,6 +54,8 @@ export const defaultWebSocketLimits: WebSocketLimits = {
 interface Connection {
   readonly id: string;
   readonly credentials: GraphqlCredentials;
+  /** The client's address, on every operation's actor (the audit log's "from where"). */
+  readonly address: string;
   accountId: string | null;
   /** Operations admitted and not yet complete (graphql-ws also lists refused ones). */
   readonly operations: Set<string>;
@@ -136,6 +138,7 @@ export function attachGraphqlWebSocket(options: {
     const connection: Connection = {
       id: connectionId,
       credentials,
+      address: clientAddress(ctx.extra.request),
       accountId: auth.kind === 'actor' ? auth.actor.accountId : null,
       operations: new Set(),
     };
@@ -184,7 +187,10 @@ export function attachGraphqlWebSocket(options: {
         new GraphQLError(error.message, { extensions: appErrorExtensions(error, requestId) }),
       ]);
     }
-    const auth = await authenticate(connection.credentials, requestId);
+    const auth = withAddress(
+      await authenticate(connection.credentials, requestId),
+      connection.address,
+    );
     if (auth.kind === 'refused') {
       return refuse([
         new GraphQLError(auth.error.message, {

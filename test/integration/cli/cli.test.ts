@@ -35,6 +35,7 @@ const allMigrations = [
   '0014-webhooks',
   '0015-revoked-codes',
   '0016-backend-pools',
+  '0017-operating',
 ];
 
 describe('bin/atelier on the embedded database', () => {
@@ -283,6 +284,77 @@ describe('bin/atelier on the embedded database', () => {
     );
     assert.ok(key.secret.startsWith(listed[0]!.prefix));
     assert.doesNotMatch(keys.stdout, new RegExp(key.secret), 'metadata only');
+  });
+
+  it('account deduct takes credits back with a reason; audit lists the operator’s acts as cli', async () => {
+    const env = { DATA_DIR: migratedDataDir() };
+    const dana = JSON.parse(
+      (await atelier(['account', 'create', '--alias', 'dana', '--credits', 'standard=9'], env))
+        .stdout,
+    ) as { id: string };
+    const deducted = await atelier(
+      [
+        'account',
+        'deduct',
+        '--account',
+        dana.id,
+        '--category',
+        'standard',
+        '--amount',
+        '4',
+        '--reason',
+        'chargeback 7',
+      ],
+      env,
+    );
+    assert.equal(deducted.code, 0, deducted.stderr);
+    assert.deepEqual(JSON.parse(deducted.stdout), { category: 'standard', amount: 5 });
+    const tooMuch = await atelier(
+      [
+        'account',
+        'deduct',
+        '--account',
+        dana.id,
+        '--category',
+        'standard',
+        '--amount',
+        '6',
+        '--reason',
+        'x',
+      ],
+      env,
+    );
+    assert.equal(tooMuch.code, 1);
+    assert.equal(JSON.parse(tooMuch.stderr).error.code, '120001');
+    const noReason = await atelier(
+      ['account', 'deduct', '--account', dana.id, '--category', 'standard', '--amount', '1'],
+      env,
+    );
+    assert.equal(noReason.code, 2, 'a usage error');
+    assert.match(noReason.stderr, /--reason is required/);
+
+    const audit = await atelier(['audit', '--account', dana.id], env);
+    assert.equal(audit.code, 0, audit.stderr);
+    const log = JSON.parse(audit.stdout) as {
+      nodes: Array<{
+        action: string;
+        detail: Record<string, unknown>;
+        actor: { credential: string };
+      }>;
+    };
+    assert.deepEqual(
+      log.nodes.map((e) => [e.action, e.actor.credential]),
+      [
+        ['credits.deducted', 'cli'],
+        ['account.created', 'cli'],
+      ],
+    );
+    assert.deepEqual(log.nodes[0]!.detail, { amount: 4, balance: 5, reason: 'chargeback 7' });
+    const badSince = await atelier(['audit', '--since', 'yesterday'], env);
+    assert.equal(badSince.code, 1);
+    assert.deepEqual(JSON.parse(badSince.stderr).error.problems, [
+      { field: 'since', message: 'must be a time such as 2026-11-01T00:00:00Z' },
+    ]);
   });
 
   it('bad input is refused with a clear message and changes nothing', async () => {
