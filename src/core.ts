@@ -39,6 +39,7 @@ import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { OutageLog } from './observability/outage-log.ts';
 import { poolReports } from './observability/pool-report.ts';
 import { AccountService } from './services/account.service.ts';
+import { AdminService } from './services/admin.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { AuditService } from './services/audit.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
@@ -295,6 +296,7 @@ export async function buildCore(
       models,
       cursors,
       down: (modelId) => pools.isDown(modelId),
+      statusSet: (modelId) => pools.statusSet(modelId),
     });
     const voices = new VoiceService({
       listVoices: listEspeakVoices,
@@ -404,6 +406,21 @@ export async function buildCore(
       mcpConnections,
       webhooks,
       audit,
+      admin: new AdminService({
+        db,
+        clock,
+        catalogue,
+        modelStatuses: {
+          refresh: () => pools.refresh(),
+          announce: () => broadcast.publish(topics.backends, 'changed'),
+        },
+        cursors,
+        managers,
+        accounts,
+        apiKeys,
+        mcpConnections,
+        webhooks,
+      }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
       pools: async () => poolReports(await backendStates(db)),

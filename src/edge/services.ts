@@ -3,6 +3,7 @@ import type { BuiltinIdentityProvider } from '../auth/builtin-idp.ts';
 import type { BackendStatus } from '../observability/backend-health.ts';
 import type { PoolReport } from '../observability/pool-report.ts';
 import type { AccountService } from '../services/account.service.ts';
+import type { AdminService } from '../services/admin.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { AuditService } from '../services/audit.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
@@ -32,6 +33,8 @@ export interface Services {
   readonly mcpConnections: McpConnectionService;
   readonly webhooks: WebhookService;
   readonly audit: AuditService;
+  /** Admin accounts only: accounts, credits and tasks across the service. */
+  readonly admin: AdminService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
   /** The model servers configured models call, and how their calls went (`/readyz` detail). */

@@ -42,6 +42,8 @@ export interface EngineFailure {
    * driver's error): logged with the run's end, never stored or shown.
    */
   readonly detail?: string;
+  /** The HTTP status a model server answered with, when its answer was the failure. */
+  readonly providerStatus?: number;
   /**
    * The backend failed rather than the work: no answer, an overloaded or failing server that
    * did not take the job, the job lost on the server. Another backend of the pool may run the

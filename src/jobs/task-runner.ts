@@ -232,6 +232,7 @@ export class TaskRunner {
     const run = (
       outcome: AttemptRecord['outcome'],
       detail: string | null = null,
+      providerStatus: number | null = null,
     ): AttemptRecord | undefined =>
       placement?.recorded === true && task.claimed_at !== null
         ? {
@@ -241,10 +242,15 @@ export class TaskRunner {
             startedAt: task.claimed_at,
             outcome,
             detail,
+            providerStatus,
           }
         : undefined;
-    const attempt = (outcome: AttemptRecord['outcome'], detail: string | null = null) => {
-      const record = run(outcome, detail);
+    const attempt = (
+      outcome: AttemptRecord['outcome'],
+      detail: string | null = null,
+      providerStatus: number | null = null,
+    ) => {
+      const record = run(outcome, detail, providerStatus);
       return record === undefined ? Promise.resolve() : this.#record(record);
     };
     // Not waited for: the engine need not wait on a wake-up call. Events leave in the order
@@ -297,7 +303,11 @@ export class TaskRunner {
         else await this.#o.health.answered(placement.backend);
       }
       if (backendFault && this.#failsOver(task, placement)) {
-        await attempt('failed_over', result.ok ? null : (result.detail ?? result.message));
+        await attempt(
+          'failed_over',
+          result.ok ? null : (result.detail ?? result.message),
+          result.ok ? null : (result.providerStatus ?? null),
+        );
         await this.#failOver(task, placement!);
         return;
       }
@@ -306,6 +316,7 @@ export class TaskRunner {
         const ended = run(
           result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
           result.ok ? null : (result.detail ?? result.message),
+          result.ok ? null : (result.providerStatus ?? null),
         );
         await this.#settle(task, content, result, ended);
       } else {

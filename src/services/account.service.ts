@@ -11,6 +11,7 @@ import {
   type AccountWithBalances,
   findAccount,
   findAccountByAlias,
+  findAccountsWithBalances,
   findAccountWithBalances,
   insertAccount,
   listAccountsWithBalances,
@@ -253,6 +254,14 @@ export class AccountService {
     const rows = await listAccountsWithBalances(this.#db, first + 1, after);
     const page = rows.slice(0, first).map(profileOf);
     return { accounts: page, next: rows.length > first ? (page.at(-1)?.alias ?? null) : null };
+  }
+
+  /** Operator: these accounts' profiles, in the order given (unknown IDs left out). */
+  async profiles(ids: readonly string[]): Promise<UserProfile[]> {
+    const byId = new Map(
+      (await findAccountsWithBalances(this.#db, ids)).map((row) => [row.id, profileOf(row)]),
+    );
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   async #profileOrThrow(accountId: string): Promise<UserProfile> {

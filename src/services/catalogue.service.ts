@@ -30,16 +30,20 @@ export class CatalogueService {
   readonly #models: ReadonlyMap<string, ModelDefinition>;
   readonly #cursors: Cursors;
   readonly #down: (modelId: string) => boolean;
+  readonly #statusSet: (modelId: string) => ModelStatus | undefined;
 
   constructor(deps: {
     models: readonly ModelDefinition[];
     cursors: Cursors;
     /** Whether every backend of the model is out of rotation now. */
     down?: (modelId: string) => boolean;
+    /** The status an admin set at runtime, over the configuration's. */
+    statusSet?: (modelId: string) => ModelStatus | undefined;
   }) {
     this.#cursors = deps.cursors;
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
     this.#down = deps.down ?? (() => false);
+    this.#statusSet = deps.statusSet ?? (() => undefined);
   }
 
   listModels(
@@ -112,11 +116,22 @@ export class CatalogueService {
     return model;
   }
 
-  /** The model as it stands now: `maintenance` while every backend of it is out. */
-  #now(model: ModelDefinition): ModelDefinition {
+  /**
+   * The model as it stands now: with the status an admin set, if any; `maintenance` while it is
+   * ready and every backend of it is out.
+   */
+  #now(configured: ModelDefinition): ModelDefinition {
+    const set = this.#statusSet(configured.modelId);
+    const model =
+      set === undefined || set === configured.status ? configured : { ...configured, status: set };
     return model.status === 'ready' && this.#down(model.modelId)
       ? { ...model, status: 'maintenance' }
       : model;
+  }
+
+  /** Whether the catalogue has a model of this ID (whoever may see it). */
+  has(modelId: string): boolean {
+    return this.#models.has(modelId);
   }
 }
 

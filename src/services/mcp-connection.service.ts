@@ -62,6 +62,15 @@ export class McpConnectionService {
     return rows.map((row) => toView(row, limits));
   }
 
+  /** Operator: an account's connections, with their limits. */
+  async listOf(accountId: string): Promise<McpConnectionView[]> {
+    const [rows, limits] = await Promise.all([
+      listConnections(this.#db, accountId),
+      this.#spending.views(accountId),
+    ]);
+    return rows.map((row) => toView(row, limits));
+  }
+
   /**
    * Replaces what a connected client may spend (`null`: no limits). They hold for every token
    * the client has and will get, until changed; revoking the connection removes them.

@@ -100,6 +100,11 @@ export class WebhookService {
     return (await listEndpoints(this.#d.db, actor.accountId)).map(toView);
   }
 
+  /** Operator: an account's endpoints (never a secret). */
+  async listOf(accountId: string): Promise<WebhookEndpointView[]> {
+    return (await listEndpoints(this.#d.db, accountId)).map(toView);
+  }
+
   async create(
     actor: Actor,
     input: Required<Pick<WebhookEndpointInput, 'url' | 'events'>> & WebhookEndpointInput,

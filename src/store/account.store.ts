@@ -116,3 +116,12 @@ export async function listAccountsWithBalances(
   if (after !== null) query = query.where('accounts.alias', '>', after);
   return query.execute();
 }
+
+/** These accounts with their balances, in no particular order. */
+export async function findAccountsWithBalances(
+  q: Queryable,
+  ids: readonly string[],
+): Promise<AccountWithBalances[]> {
+  if (ids.length === 0) return [];
+  return selectAccountsWithBalances(q).where('accounts.id', 'in', ids).execute();
+}

@@ -231,6 +231,8 @@ export interface AttemptRecord {
   readonly startedAt: Date;
   readonly outcome: 'ok' | 'failed' | 'failed_over' | 'error' | 'stopped';
   readonly detail: string | null;
+  /** The HTTP status the model server answered the failed call with, if it answered. */
+  readonly providerStatus: number | null;
 }
 
 /** Records a run's end (a second record of one attempt changes nothing). */
@@ -244,6 +246,7 @@ export async function recordAttempt(q: Queryable, a: AttemptRecord): Promise<voi
       started_at: a.startedAt,
       outcome: a.outcome,
       detail: a.detail,
+      provider_status: a.providerStatus,
     })
     .onConflict((oc) => oc.columns(['task_id', 'attempt']).doNothing())
     .execute();

@@ -31,6 +31,7 @@ export interface Tables {
   backends: BackendsTable;
   task_attempts: TaskAttemptsTable;
   audit_log: AuditLogTable;
+  model_status: ModelStatusTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -160,6 +161,8 @@ export interface TaskAttemptsTable {
   /** ok, failed (the backend answered with a failure), failed_over, error, lost, stopped. */
   outcome: string;
   detail: string | null;
+  /** The HTTP status of a model server's failed answer (0017). */
+  provider_status: Generated<number | null>;
 }
 
 export interface MediaTable {
@@ -394,4 +397,11 @@ export interface AuditLogTable {
   actor_account_id: string | null;
   actor_credential: string;
   actor_address: string | null;
+}
+
+/** A model's status set by an admin at runtime, over the configuration's (0017). */
+export interface ModelStatusTable {
+  model_id: string;
+  status: 'ready' | 'maintenance' | 'deprecated';
+  changed_at: Date;
 }

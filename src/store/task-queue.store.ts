@@ -263,6 +263,7 @@ const attemptInsertColumns = [
   'started_at',
   'outcome',
   'detail',
+  'provider_status',
 ] as const;
 type AttemptColumns = ReturnType<typeof attemptColumns>;
 
@@ -275,6 +276,7 @@ function attemptColumns(a: AttemptRecord) {
     started_at: a.startedAt.toISOString(),
     outcome: a.outcome,
     detail: a.detail,
+    provider_status: a.providerStatus,
   };
 }
 const mediaInsertColumns = [

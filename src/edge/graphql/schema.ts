@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from 'graphql';
 import { createBuilder } from './builder.ts';
 import { addAccountSchema } from './schema/account.schema.ts';
+import { addAdminSchema } from './schema/admin.schema.ts';
 import { addApiKeySchema } from './schema/api-key.schema.ts';
 import { addAuditSchema } from './schema/audit.schema.ts';
 import { addCatalogueSchema } from './schema/catalogue.schema.ts';
@@ -14,15 +15,22 @@ import { addWebhookSchema } from './schema/webhook.schema.ts';
 /** The served schema: a compatible superset of docs/contract.graphql. */
 export function buildGraphqlSchema(): GraphQLSchema {
   const builder = createBuilder();
-  addAccountSchema(builder);
+  const { CreditBalanceRef } = addAccountSchema(builder);
   const shared = addSharedTypes(builder);
   const spending = addSpendingTypes(builder, shared);
-  addApiKeySchema(builder, spending);
-  const { ElementRef } = addCatalogueSchema(builder, shared);
+  const { ApiKeyRef } = addApiKeySchema(builder, spending);
+  const { ElementRef, ModelRef } = addCatalogueSchema(builder, shared);
   addLibrarySchema(builder, shared, ElementRef);
   addGenerationSchema(builder, shared);
-  addMcpSchema(builder, spending);
-  addWebhookSchema(builder);
+  const { McpConnectionRef } = addMcpSchema(builder, spending);
+  const { WebhookEndpointRef } = addWebhookSchema(builder);
   addAuditSchema(builder, shared);
+  addAdminSchema(builder, shared, {
+    CreditBalanceRef,
+    ApiKeyRef,
+    McpConnectionRef,
+    WebhookEndpointRef,
+    ModelRef,
+  });
   return builder.toSchema({ sortSchema: false });
 }

@@ -79,6 +79,7 @@ export function remoteFailure(
   detail: string,
   secrets: readonly string[] = [],
   serverFault = false,
+  providerStatus?: number,
 ): EngineFailure {
   const { finishCode, message } = forTheAccount[failure];
   return {
@@ -86,6 +87,7 @@ export function remoteFailure(
     finishCode,
     message: `${message} Credits were refunded.`,
     detail: redact(detail, secrets).slice(0, longestDetail),
+    ...(providerStatus === undefined ? {} : { providerStatus }),
     ...(serverFault || backendFaults.has(failure) ? { backendFault: true } : {}),
   };
 }
@@ -165,5 +167,6 @@ export function providerFailure(
     `${provider} answered HTTP ${error.status}${code}: ${error.message}`,
     secrets,
     !refused && (error.status >= 500 || error.status === 429),
+    error.status,
   );
 }

@@ -60,6 +60,7 @@ export async function apiFailure(
     `Replicate answered ${what} with HTTP ${response.status}: ${said || response.statusText || 'no message'}`,
     secrets,
     response.status >= 500 || response.status === 429,
+    response.status,
   );
 }
 

@@ -1,14 +1,25 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * An operator's deduction is a ledger reason of its own (issue 32 §1), so usage and the
- * account's history tell a correction from a generation's debit.
- *
- * The audit log (issue 32 §3): who did what to credentials and money, from where. Append-only:
- * a trigger refuses every UPDATE, so an entry once written says what happened; rows leave only
- * by the retention chore's DELETE of old ones.
+ * The operator's side (issue 32):
+ * - the audit log (§3): who did what to credentials and money, from where. Append-only: a
+ *   trigger refuses every UPDATE, so an entry once written says what happened; rows leave only
+ *   by the retention chore's DELETE of old ones;
+ * - an operator's deduction is a ledger reason of its own (§1), so usage and the account's
+ *   history tell a correction from a generation's debit;
+ * - a model's status set by an admin at runtime (§4), over the configuration's, on every node;
+ * - the HTTP status a model server answered a failed run with (§1), beside its detail.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  // A model's status set by an admin at runtime, over the configuration's, on every node.
+  await sql`
+    CREATE TABLE model_status (
+      model_id text PRIMARY KEY,
+      status text NOT NULL CHECK (status IN ('ready', 'maintenance', 'deprecated')),
+      changed_at timestamptz NOT NULL
+    )`.execute(db);
+  // The status a model server answered a failed run with: operators see it beside the detail.
+  await sql`ALTER TABLE task_attempts ADD COLUMN provider_status integer`.execute(db);
   await sql`
     ALTER TABLE credit_ledger DROP CONSTRAINT credit_ledger_reason_check,
       ADD CONSTRAINT credit_ledger_reason_check

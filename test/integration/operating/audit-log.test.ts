@@ -156,18 +156,16 @@ describeEachBackend('the audit log (issue 32 §3)', (backend) => {
   it('an account reads only what concerns it; admins read everyone’s and see who acted', async () => {
     const alice = await seedAccount(t.app);
     const bob = await seedAccount(t.app);
-    // An operator acting through an admin account's key (the admin API calls this service).
-    await t.app.services.accounts.grant(
+    await call(
+      admin.apiKey,
+      'mutation G($input: CreditAdjustmentInput!) { adminGrantCredits(input: $input) { amount } }',
       {
-        accountId: bob.account.id,
-        category: 'standard',
-        amount: 4,
-        reference: 'refund of ticket 9',
-      },
-      {
-        accountId: admin.account.id,
-        credential: `api_key:${admin.apiKeyId}`,
-        address: '127.0.0.1',
+        input: {
+          accountId: bob.account.id,
+          category: 'standard',
+          amount: 4,
+          reason: 'refund of ticket 9',
+        },
       },
     );
 

@@ -2,7 +2,7 @@ import type { CreditBalance, UserProfile } from '../../../services/account.servi
 import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 
-export function addAccountSchema(builder: Builder): void {
+export function addAccountSchema(builder: Builder) {
   const CreditBalanceRef = builder.objectRef<CreditBalance>('CreditBalance').implement({
     fields: (t) => ({
       category: t.exposeString('category'),
@@ -28,4 +28,5 @@ export function addAccountSchema(builder: Builder): void {
       resolve: (_root, _args, ctx) => ctx.services.accounts.getProfile(requireActor(ctx)),
     }),
   );
+  return { CreditBalanceRef };
 }

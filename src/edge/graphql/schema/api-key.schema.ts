@@ -3,7 +3,7 @@ import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 import { type SpendingTypes, spendingLimitsOf } from './spending.schema.ts';
 
-export function addApiKeySchema(builder: Builder, spending: SpendingTypes): void {
+export function addApiKeySchema(builder: Builder, spending: SpendingTypes) {
   const ApiKeyRef = builder.objectRef<ApiKeyInfo>('ApiKey').implement({
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -82,4 +82,5 @@ export function addApiKeySchema(builder: Builder, spending: SpendingTypes): void
         ctx.services.apiKeys.revoke(requireActor(ctx), apiKeyId),
     }),
   }));
+  return { ApiKeyRef };
 }

@@ -144,5 +144,5 @@ export function addCatalogueSchema(builder: Builder, enums: SharedTypes) {
         ctx.services.library.getElement(optionalActor(ctx), elementId),
     }),
   }));
-  return { ElementRef };
+  return { ElementRef, ModelRef };
 }

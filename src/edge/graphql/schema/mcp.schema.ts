@@ -4,7 +4,7 @@ import type { Builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 import { type SpendingTypes, spendingLimitsOf } from './spending.schema.ts';
 
-export function addMcpSchema(builder: Builder, spending: SpendingTypes): void {
+export function addMcpSchema(builder: Builder, spending: SpendingTypes) {
   const Instruction = builder.objectRef<McpClientInstruction>('McpClientInstruction').implement({
     fields: (t) => ({
       clientName: t.exposeString('clientName'),
@@ -91,4 +91,5 @@ export function addMcpSchema(builder: Builder, spending: SpendingTypes): void {
         ),
     }),
   );
+  return { McpConnectionRef: Connection };
 }

@@ -10,7 +10,7 @@ import { requireActor } from '../context.ts';
 type Attempt = WebhookDeliveryView['attempts'][number];
 
 /** Webhook endpoints, their delivery log and replays (additions to the contract, issue 21). */
-export function addWebhookSchema(builder: Builder): void {
+export function addWebhookSchema(builder: Builder) {
   const EventType = builder.enumType('WebhookEventType', {
     description:
       'The type of a delivery, with _ for its dot: task_finished (finishCode 0), task_failed (any other code but 2), task_cancelled (code 2), credits_low (a balance fell below the endpoint’s creditsLowBelow), webhook_disabled (an endpoint of the account was disabled).',
@@ -184,4 +184,5 @@ export function addWebhookSchema(builder: Builder): void {
         ctx.services.webhooks.replaySince(requireActor(ctx), endpointId, since),
     }),
   }));
+  return { WebhookEndpointRef: Endpoint };
 }
