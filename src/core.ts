@@ -55,6 +55,7 @@ import { TaskEventFeed } from './services/task-event-feed.ts';
 import { TaskFinisher } from './services/task-finisher.ts';
 import { TaskUpdates } from './services/task-updates.ts';
 import { type ReadyMedia, UploadService } from './services/upload.service.ts';
+import { UsageService } from './services/usage.service.ts';
 import { VoiceService } from './services/voice.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
 import { type Clock, systemClock } from './shared/clock.ts';
@@ -421,6 +422,7 @@ export async function buildCore(
         mcpConnections,
         webhooks,
       }),
+      usage: new UsageService({ db }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
       pools: async () => poolReports(await backendStates(db)),

@@ -13,6 +13,7 @@ import type { McpConnectionService } from '../services/mcp-connection.service.ts
 import type { MediaService } from '../services/media.service.ts';
 import type { ResultService } from '../services/result.service.ts';
 import type { UploadService } from '../services/upload.service.ts';
+import type { UsageService } from '../services/usage.service.ts';
 import type { VoiceService } from '../services/voice.service.ts';
 import type { WebhookService } from '../services/webhook.service.ts';
 
@@ -35,6 +36,8 @@ export interface Services {
   readonly audit: AuditService;
   /** Admin accounts only: accounts, credits and tasks across the service. */
   readonly admin: AdminService;
+  /** Usage reports: an account's own, an admin's of everyone (GraphQL, CSV, command line). */
+  readonly usage: UsageService;
   /** True when the database answers and every migration is applied (`/readyz`). */
   ready(): Promise<boolean>;
   /** The model servers configured models call, and how their calls went (`/readyz` detail). */

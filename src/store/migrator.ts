@@ -17,6 +17,7 @@ import * as webhooks from './migrations/0014-webhooks.ts';
 import * as revokedCodes from './migrations/0015-revoked-codes.ts';
 import * as backendPools from './migrations/0016-backend-pools.ts';
 import * as operating from './migrations/0017-operating.ts';
+import * as usageReport from './migrations/0018-usage-report.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -37,6 +38,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0015-revoked-codes': revokedCodes,
   '0016-backend-pools': backendPools,
   '0017-operating': operating,
+  '0018-usage-report': usageReport,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

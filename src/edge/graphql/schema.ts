@@ -10,6 +10,7 @@ import { addLibrarySchema } from './schema/library.schema.ts';
 import { addMcpSchema } from './schema/mcp.schema.ts';
 import { addSharedTypes } from './schema/shared-types.schema.ts';
 import { addSpendingTypes } from './schema/spending.schema.ts';
+import { addUsageSchema } from './schema/usage.schema.ts';
 import { addWebhookSchema } from './schema/webhook.schema.ts';
 
 /** The served schema: a compatible superset of docs/contract.graphql. */
@@ -32,5 +33,6 @@ export function buildGraphqlSchema(): GraphQLSchema {
     WebhookEndpointRef,
     ModelRef,
   });
+  addUsageSchema(builder, shared);
   return builder.toSchema({ sortSchema: false });
 }

@@ -36,6 +36,7 @@ const allMigrations = [
   '0015-revoked-codes',
   '0016-backend-pools',
   '0017-operating',
+  '0018-usage-report',
 ];
 
 describe('bin/atelier on the embedded database', () => {

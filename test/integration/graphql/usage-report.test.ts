@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { before, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { describeEachBackend } from '../../helpers/backends.ts';
+import { fakeModel, submitOk, waitForTask } from '../../helpers/generation.ts';
+import { errorCodes, graphql } from '../../helpers/graphql.ts';
+import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
+
+const models = JSON.stringify([
+  fakeModel('mdl_usage-ok', {}),
+  fakeModel('mdl_usage-refused', {
+    failCode: FinishCode.RejectedInput,
+    failMessage: 'The input image could not be read.',
+  }),
+  {
+    ...fakeModel('mdl_usage-pool', {}),
+    engine: undefined,
+    engineOptions: undefined,
+    backends: [{ name: 'box-1', engine: 'fake', engineOptions: {} }],
+  },
+]);
+
+const reportQuery = `query Usage($from: DateTime!, $to: DateTime!, $groupBy: [UsageDimension!]!, $filter: UsageFilter) {
+  usageReport(from: $from, to: $to, groupBy: $groupBy, filter: $filter) {
+    day accountId modelId kind backend credential submissions finishes { code count }
+    creditsCharged creditsRefunded runSeconds providerCalls providerFailures
+  }
+}`;
+
+interface Row {
+  day: string | null;
+  accountId: string | null;
+  modelId: string | null;
+  kind: string | null;
+  backend: string | null;
+  credential: string | null;
+  submissions: number;
+  finishes: Array<{ code: number; count: number }>;
+  creditsCharged: number;
+  creditsRefunded: number;
+  runSeconds: number;
+  providerCalls: number;
+  providerFailures: number;
+}
+
+describeEachBackend(
+  'usage report (issue 32): GraphQL usageReport and GET /usage.csv',
+  (backend) => {
+    let database: Database;
+    let t: TestApp;
+    withTestApp(backend, { env: { MODELS: models } }, (started) => {
+      ({ database, t } = started);
+    });
+
+    // Rows carry the database's own time of submission: the range is around now.
+    const range = () => ({
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    const report = (apiKey: string | undefined, variables: Record<string, unknown>) =>
+      graphql<{ usageReport: Row[] | null }>(t.url, {
+        query: reportQuery,
+        variables: { ...range(), ...variables },
+        ...(apiKey === undefined ? {} : { apiKey }),
+      });
+    const rowsOf = async (apiKey: string, variables: Record<string, unknown>) => {
+      const res = await report(apiKey, variables);
+      assert.deepEqual(errorCodes(res), [], JSON.stringify(res.body.errors));
+      return res.body.data!.usageReport!;
+    };
+
+    let alice: SeededAccount;
+    let bob: SeededAccount;
+    let admin: SeededAccount;
+    before(async () => {
+      alice = await seedAccount(t.app, { credits: { standard: 100 } });
+      bob = await seedAccount(t.app, { credits: { standard: 100 } });
+      admin = await seedAccount(t.app, { role: 'admin' });
+      const submitted = [
+        await submitOk(t.url, alice.apiKey, { modelId: 'mdl_usage-ok', prompt: 'one' }),
+        await submitOk(t.url, alice.apiKey, { modelId: 'mdl_usage-ok', prompt: 'two' }),
+        await submitOk(t.url, alice.apiKey, { modelId: 'mdl_usage-refused', prompt: 'three' }),
+        await submitOk(t.url, alice.apiKey, { modelId: 'mdl_usage-pool', prompt: 'four' }),
+      ];
+      for (const s of submitted) await waitForTask(t.url, alice.apiKey, s.taskId);
+      const bobs = await submitOk(t.url, bob.apiKey, { modelId: 'mdl_usage-ok', prompt: 'five' });
+      await waitForTask(t.url, bob.apiKey, bobs.taskId);
+    });
+
+    it('an account reads its own usage by model: submissions, finishes by code, credits, runs', async () => {
+      const rows = await rowsOf(alice.apiKey, { groupBy: ['MODEL'] });
+      assert.deepEqual(
+        rows.map((r) => [
+          r.modelId,
+          r.submissions,
+          r.finishes,
+          r.creditsCharged,
+          r.creditsRefunded,
+        ]),
+        [
+          ['mdl_usage-ok', 2, [{ code: 0, count: 2 }], 6, 0],
+          ['mdl_usage-pool', 1, [{ code: 0, count: 1 }], 3, 0],
+          ['mdl_usage-refused', 1, [{ code: FinishCode.RejectedInput, count: 1 }], 3, 3],
+        ],
+      );
+      for (const row of rows) {
+        assert.equal(row.accountId, null, 'not grouped by account');
+        assert.ok(row.runSeconds >= 0 && row.runSeconds < 60, String(row.runSeconds));
+      }
+      // Only a pool's runs are provider calls; built-in engines record none.
+      assert.deepEqual(
+        rows.map((r) => [r.modelId, r.providerCalls, r.providerFailures]),
+        [
+          ['mdl_usage-ok', 0, 0],
+          ['mdl_usage-pool', 1, 0],
+          ['mdl_usage-refused', 0, 0],
+        ],
+      );
+    });
+
+    it('groups by several dimensions: day (UTC midnight), kind, backend, credential', async () => {
+      const rows = await rowsOf(alice.apiKey, {
+        groupBy: ['DAY', 'KIND', 'BACKEND', 'CREDENTIAL', 'ACCOUNT'],
+      });
+      for (const row of rows) {
+        assert.match(row.day!, /T00:00:00\.000Z$/);
+        assert.equal(row.kind, 'image');
+        assert.equal(row.credential, alice.apiKeyId, 'submitted with her API key');
+        assert.equal(row.accountId, alice.account.id);
+      }
+      const pooled = rows.filter((r) => r.backend !== null);
+      assert.equal(
+        pooled.reduce((n, r) => n + r.submissions, 0),
+        1,
+      );
+      assert.equal(
+        rows.reduce((n, r) => n + r.submissions, 0),
+        4,
+      );
+      const filtered = await rowsOf(alice.apiKey, {
+        groupBy: ['BACKEND'],
+        filter: { backend: pooled[0]!.backend, modelId: 'mdl_usage-pool' },
+      });
+      assert.deepEqual(
+        filtered.map((r) => [r.backend, r.submissions, r.providerCalls]),
+        [[pooled[0]!.backend, 1, 1]],
+      );
+    });
+
+    it('an account sees only its own usage; another account’s is 110202, its own ID is fine', async () => {
+      const own = await rowsOf(bob.apiKey, { groupBy: ['ACCOUNT'] });
+      assert.deepEqual(
+        own.map((r) => [r.accountId, r.submissions]),
+        [[bob.account.id, 1]],
+      );
+      const named = await rowsOf(bob.apiKey, {
+        groupBy: ['ACCOUNT'],
+        filter: { accountId: bob.account.id },
+      });
+      assert.deepEqual(named, own);
+      const refused = await report(bob.apiKey, {
+        groupBy: ['ACCOUNT'],
+        filter: { accountId: alice.account.id },
+      });
+      assert.deepEqual(errorCodes(refused), ['110202']);
+      assert.equal(refused.body.data?.usageReport, null);
+    });
+
+    it('an admin reads everyone’s usage, or one account’s', async () => {
+      const rows = await rowsOf(admin.apiKey, { groupBy: ['ACCOUNT'] });
+      const byAccount = new Map(rows.map((r) => [r.accountId, r.submissions]));
+      assert.equal(byAccount.get(alice.account.id), 4);
+      assert.equal(byAccount.get(bob.account.id), 1);
+      const one = await rowsOf(admin.apiKey, {
+        groupBy: ['MODEL'],
+        filter: { accountId: bob.account.id },
+      });
+      assert.deepEqual(
+        one.map((r) => [r.modelId, r.submissions]),
+        [['mdl_usage-ok', 1]],
+      );
+    });
+
+    it('a bad range or grouping is 120001 naming the field, and nothing is read', async () => {
+      const now = Date.now();
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ from: new Date(now).toISOString(), to: new Date(now).toISOString() }, 'to'],
+        [{ from: new Date(now).toISOString(), to: new Date(now - 1000).toISOString() }, 'to'],
+        [
+          {
+            from: new Date(now - 367 * 86_400_000).toISOString(),
+            to: new Date(now).toISOString(),
+          },
+          'to',
+        ],
+        [{ groupBy: [] }, 'groupBy'],
+        [{ groupBy: ['DAY', 'DAY'] }, 'groupBy'],
+      ];
+      for (const [variables, field] of cases) {
+        const res = await report(alice.apiKey, { groupBy: ['DAY'], ...variables });
+        assert.deepEqual(errorCodes(res), ['120001'], JSON.stringify(variables));
+        assert.equal(res.body.errors![0]!.extensions!.field, field, JSON.stringify(variables));
+        assert.equal(res.body.data?.usageReport, null);
+      }
+      const anonymous = await report(undefined, { groupBy: ['DAY'] });
+      assert.deepEqual(errorCodes(anonymous), ['100101']);
+    });
+
+    it('the report’s content rows and task rows agree: nothing is left out of the join', async () => {
+      // The report selects both sides by created_at: one statement inserts both, so they match.
+      const { rows } = await database.db
+        .selectFrom('contents as c')
+        .innerJoin('tasks as t', 't.content_id', 'c.id')
+        .select(['c.created_at as content', 't.created_at as task'])
+        .execute()
+        .then((r) => ({ rows: r }));
+      assert.ok(rows.length >= 5);
+      for (const row of rows) assert.equal(row.task.getTime(), row.content.getTime());
+    });
+  },
+);
