@@ -18,6 +18,7 @@ import { requestIdOf } from './edge/http/request-id.ts';
 import { serializeRequest } from './edge/http/request-log.ts';
 import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
+import { usageRoutes } from './edge/http/usage.route.ts';
 import { McpCancellations } from './edge/mcp/cancellations.ts';
 import { mcpRoutes } from './edge/mcp/mcp.route.ts';
 import { oauthRoutes } from './edge/oauth/oauth.routes.ts';
@@ -137,6 +138,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     http.addHook('preClose', async () => webSocket.close());
     await http.register(mediaRoutes, { services: core.services });
     await http.register(uploadRoutes, { services: core.services });
+    await http.register(usageRoutes, { services: core.services });
     await http.register(assetRoutes);
     await http.register(loginPage, { identity: config.identity, publicUrl: config.publicUrl });
     await http.register(consolePage, {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { usageQueryProblems, usageRequestOfText } from '../../src/domain/usage.ts';
+import { type UsageRow, usageQueryProblems, usageRequestOfText } from '../../src/domain/usage.ts';
+import { textCell, usageCsv } from '../../src/edge/http/usage-csv.ts';
 import { AppError } from '../../src/shared/errors.ts';
 
 const day = 86_400_000;
@@ -62,5 +63,42 @@ describe('usage report rules (issue 32)', () => {
     assert.deepEqual(refused({ to: '2026-01-02' }), ['from']);
     assert.deepEqual(refused({ from: 'yesterday', to: '2026-13-45' }), ['from', 'to']);
     assert.deepEqual(refused({ from: '2026-01-01', to: '2026-01-02', kind: 'music' }), ['kind']);
+  });
+
+  it('CSV cells are quoted when they must be, and never start a formula', () => {
+    assert.equal(textCell('mdl_plain'), 'mdl_plain');
+    assert.equal(textCell(null), '');
+    assert.equal(textCell('a,b'), '"a,b"');
+    assert.equal(textCell('say "hi"'), '"say ""hi"""');
+    assert.equal(textCell('two\nlines'), '"two\nlines"');
+    for (const formula of ['=1+1', '+1', '-1', '@SUM(A1)', '\tx'])
+      assert.equal(textCell(formula), `'${formula}`);
+    assert.equal(textCell('=HYPERLINK("x","y")'), `"'=HYPERLINK(""x"",""y"")"`);
+  });
+
+  it('a CSV has one header line, then one line per row with every finish code', () => {
+    const row: UsageRow = {
+      day: new Date('2026-01-01T00:00:00Z'),
+      accountId: null,
+      modelId: '=evil',
+      kind: null,
+      backend: null,
+      credential: null,
+      submissions: 3,
+      finishes: [
+        { code: 0, count: 2 },
+        { code: 4, count: 1 },
+      ],
+      creditsCharged: 9,
+      creditsRefunded: 3,
+      runSeconds: 1.5,
+      providerCalls: 0,
+      providerFailures: 0,
+    };
+    assert.equal(
+      usageCsv(['model', 'day'], [row]),
+      'day,model_id,submissions,finished_0,finished_1,finished_2,finished_3,finished_4,finished_5,credits_charged,credits_refunded,run_seconds,provider_calls,provider_failures\r\n' +
+        "2026-01-01T00:00:00.000Z,'=evil,3,2,0,0,0,1,0,9,3,1.5,0,0\r\n",
+    );
   });
 });

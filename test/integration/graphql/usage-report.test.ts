@@ -6,7 +6,7 @@ import { type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { fakeModel, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
-import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
+import { idTokenFor, type SeededAccount, seedAccount } from '../../helpers/seed.ts';
 
 const models = JSON.stringify([
   fakeModel('mdl_usage-ok', {}),
@@ -206,6 +206,80 @@ describeEachBackend(
       }
       const anonymous = await report(undefined, { groupBy: ['DAY'] });
       assert.deepEqual(errorCodes(anonymous), ['100101']);
+    });
+
+    it('GET /usage.csv gives the same rows as GraphQL, as an attachment', async () => {
+      const { from, to } = range();
+      const rows = await rowsOf(alice.apiKey, { from, to, groupBy: ['DAY', 'MODEL'] });
+      const res = await fetch(
+        `${t.url}/usage.csv?${new URLSearchParams({ from, to, groupBy: 'day,model' })}`,
+        { headers: { authorization: `Bearer ${alice.apiKey}` } },
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8');
+      assert.match(
+        res.headers.get('content-disposition')!,
+        /^attachment; filename="usage-.+\.csv"$/,
+      );
+      const lines = (await res.text()).trimEnd().split('\r\n');
+      assert.equal(
+        lines[0],
+        'day,model_id,submissions,finished_0,finished_1,finished_2,finished_3,finished_4,finished_5,credits_charged,credits_refunded,run_seconds,provider_calls,provider_failures',
+      );
+      assert.deepEqual(
+        lines.slice(1),
+        rows.map((r) => {
+          const finished = [0, 1, 2, 3, 4, 5].map(
+            (code) => r.finishes.find((f) => f.code === code)?.count ?? 0,
+          );
+          return [
+            r.day,
+            r.modelId,
+            r.submissions,
+            ...finished,
+            r.creditsCharged,
+            r.creditsRefunded,
+            r.runSeconds,
+            r.providerCalls,
+            r.providerFailures,
+          ].join(',');
+        }),
+      );
+      // A signed-in person (the web console) downloads the same with an ID token.
+      const signedIn = await fetch(
+        `${t.url}/usage.csv?${new URLSearchParams({ from, to, groupBy: 'day,model' })}`,
+        { headers: { 'x-idp-token': await idTokenFor(t, alice.account.id) } },
+      );
+      assert.equal(signedIn.status, 200);
+      assert.deepEqual((await signedIn.text()).trimEnd().split('\r\n'), lines);
+    });
+
+    it('GET /usage.csv: refused without credentials (401), with a bad range (400), another account’s (403)', async () => {
+      const { from, to } = range();
+      const query = (extra: Record<string, string>) =>
+        `${t.url}/usage.csv?${new URLSearchParams({ from, to, groupBy: 'day', ...extra })}`;
+      const anonymous = await fetch(query({}));
+      assert.equal(anonymous.status, 401);
+      assert.equal(((await anonymous.json()) as { error: { code: string } }).error.code, '100101');
+
+      const badKey = await fetch(query({}), { headers: { authorization: 'Bearer svc_nope' } });
+      assert.equal(badKey.status, 401);
+
+      const headers = { authorization: `Bearer ${alice.apiKey}` };
+      const backwards = await fetch(query({ to: from, from: to }), { headers });
+      assert.equal(backwards.status, 400);
+      const body = (await backwards.json()) as { error: { code: string; field: string } };
+      assert.deepEqual([body.error.code, body.error.field], ['120001', 'to']);
+
+      const notADate = await fetch(query({ from: 'yesterday' }), { headers });
+      assert.equal(notADate.status, 400);
+
+      const unknown = await fetch(query({ groupBy: 'day,planet' }), { headers });
+      assert.equal(unknown.status, 400);
+
+      const others = await fetch(query({ accountId: bob.account.id }), { headers });
+      assert.equal(others.status, 403);
+      assert.equal(((await others.json()) as { error: { code: string } }).error.code, '110202');
     });
 
     it('the report’s content rows and task rows agree: nothing is left out of the join', async () => {
