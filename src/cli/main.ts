@@ -34,6 +34,8 @@ Commands:
                                           the audit log, newest first
   idp user add --account ID --email E --password-stdin
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
+  usage --from DATE --to DATE [--group-by day,model] [--account ID] [--model M] [--kind K]
+        [--backend B] [--credential C]    usage of [from, to) by dimension (README "Usage report")
 
 Operator commands print JSON. With the embedded database and a server running on it, they run
 in that server (through DATA_DIR/control/atelier.sock, the data directory owner's only).
@@ -61,6 +63,13 @@ const options = {
   since: { type: 'string' },
   until: { type: 'string' },
   'password-stdin': { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  'group-by': { type: 'string' },
+  model: { type: 'string' },
+  kind: { type: 'string' },
+  backend: { type: 'string' },
+  credential: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -298,6 +307,18 @@ const operatorCommands: Record<
         : { status: oneOf(v.status, ['active', 'suspended', 'deleted'] as const, '--status') }),
       ...(v['api-key-access'] === undefined ? {} : { apiKeyAccess: v['api-key-access'] }),
     }),
+  usage: async (core, v) => ({
+    rows: await core.services.usage.operatorReportOfText({
+      from: v.from,
+      to: v.to,
+      groupBy: v['group-by'],
+      accountId: v.account,
+      modelId: v.model,
+      kind: v.kind,
+      backend: v.backend,
+      credential: v.credential,
+    }),
+  }),
   'apikey list': (core, v) => core.services.apiKeys.listOf(required(v.account, '--account')),
   'apikey create': async (core, v) => {
     const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);

@@ -5,7 +5,9 @@ import {
   type UsageQuery,
   type UsageRequest,
   type UsageRow,
+  type UsageText,
   usageQueryProblems,
+  usageRequestOfText,
 } from '../domain/usage.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
@@ -44,6 +46,11 @@ export class UsageService {
   /** Operator (command line): every account's usage, or one's. */
   async operatorReport(request: UsageRequest): Promise<UsageRow[]> {
     return this.#run(checked(request));
+  }
+
+  /** Operator (command line): the report its options spell (`usageRequestOfText`). */
+  async operatorReportOfText(text: UsageText): Promise<UsageRow[]> {
+    return this.operatorReport(usageRequestOfText(text));
   }
 
   async #run(query: UsageQuery): Promise<UsageRow[]> {

@@ -466,6 +466,44 @@ describe('bin/atelier on the embedded database', () => {
   it('credits are capped at 1,000,000,000 per balance: a grant past it is a JSON 120001 on amount and changes nothing', async () => {
     await assertCreditCap({ DATA_DIR: migratedDataDir() });
   });
+
+  it('usage prints the report as JSON; a bad range, dimension or kind is a JSON 120001 naming it', async () => {
+    const env = { DATA_DIR: migratedDataDir() };
+    const created = await atelier(['account', 'create', '--alias', 'quiet'], env);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const report = await atelier(
+      ['usage', '--from', '2026-01-01', '--to', '2026-02-01', '--group-by', 'day,model'],
+      env,
+    );
+    assert.equal(report.code, 0, report.stderr);
+    assert.deepEqual(JSON.parse(report.stdout), { rows: [] });
+    const one = await atelier(
+      ['usage', '--from', '2026-01-01', '--to', '2026-01-02', '--account', id, '--kind', 'image'],
+      env,
+    );
+    assert.equal(one.code, 0, one.stderr);
+    assert.deepEqual(JSON.parse(one.stdout), { rows: [] });
+
+    const refusedOn = async (args: string[]) => {
+      const result = await atelier(['usage', ...args], env);
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, '');
+      const { error } = JSON.parse(result.stderr) as { error: { code: string; field: string } };
+      return `${error.code} ${error.field}`;
+    };
+    assert.equal(await refusedOn(['--from', '2026-02-01', '--to', '2026-01-01']), '120001 to');
+    assert.equal(await refusedOn(['--from', '2024-01-01', '--to', '2026-01-01']), '120001 to');
+    assert.equal(await refusedOn(['--to', '2026-01-01']), '120001 from');
+    assert.equal(await refusedOn(['--from', 'last week', '--to', '2026-01-01']), '120001 from');
+    assert.equal(
+      await refusedOn(['--from', '2026-01-01', '--to', '2026-01-02', '--group-by', 'day,planet']),
+      '120001 groupBy',
+    );
+    assert.equal(
+      await refusedOn(['--from', '2026-01-01', '--to', '2026-01-02', '--kind', 'music']),
+      '120001 kind',
+    );
+  });
 });
 
 describe('bin/atelier on PostgreSQL', {
