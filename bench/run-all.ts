@@ -47,6 +47,12 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
     quick: ['--duration', '1', '--hits', '2000'],
     unavailable: () => (postgres ? null : 'the shared counts need PostgreSQL (TEST_DATABASE_URL)'),
   },
+  usage: {
+    script: 'usage/usage.bench.ts',
+    quick: ['--tasks', '100000', '--runs', '3'],
+    unavailable: () =>
+      postgres ? null : 'the report is measured on PostgreSQL (TEST_DATABASE_URL)',
+  },
 };
 
 /** The ratio as a reader wants it: above 1 when Atelier does better than the baseline. */
