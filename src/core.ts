@@ -4,7 +4,7 @@ import { GraphqlAuthenticator } from './auth/authenticate.ts';
 import type { ClientMetadataOptions } from './auth/oauth/client-metadata-documents.ts';
 import { type OauthServer, openOauthServer } from './auth/oauth/oauth-server.ts';
 import { openSignIn } from './auth/sign-in.ts';
-import type { Config } from './config/config.ts';
+import { type Config, ConfigError } from './config/config.ts';
 import { type PoolBackend, poolOf } from './domain/backends.ts';
 import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
 import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
@@ -48,6 +48,7 @@ import { LibraryService } from './services/library.service.ts';
 import { ManagementGuard } from './services/management-guard.ts';
 import { McpConnectionService } from './services/mcp-connection.service.ts';
 import { MediaService } from './services/media.service.ts';
+import { ModelsReloadService, type ModelsSource } from './services/models-reload.service.ts';
 import { PoolStatus } from './services/pool-status.ts';
 import { ResultService } from './services/result.service.ts';
 import { SpendingLimitService } from './services/spending-limit.service.ts';
@@ -105,6 +106,14 @@ export interface Core {
    * the broadcast, which also carries backends taken out of rotation or back).
    */
   readonly mcpCancellations: Topic;
+  /** `models reload` and SIGHUP: a new catalogue checked whole, then used on every node. */
+  readonly modelsReload: ModelsReloadService;
+  /**
+   * Follows reloads announced by other nodes: each reads its own `MODELS` through `source`
+   * (the configuration read again); a catalogue that does not check out is logged and the
+   * old one kept.
+   */
+  followModelReloads(source: () => ModelsSource, log: Logger): void;
   /** This instance's metrics (`GET /metrics`); queue gauges read the database at scrape time. */
   readonly metrics: Metrics;
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
@@ -152,23 +161,35 @@ export function databaseLocation(config: Config): DatabaseLocation {
  * engine that makes its kind; otherwise the service refuses to start, listing every problem.
  */
 export function catalogueModels(
-  config: Config,
+  config: Pick<Config, 'models'>,
   engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
 ): ModelDefinition[] {
-  const models = new Map(builtinModels.map((m) => [m.modelId, m]));
-  for (const model of config.models) models.set(model.modelId, model);
-  const problems = [
-    ...bindingProblems([...models.values()], engines),
-    ...duplicateVoiceProblems(configuredVoices([...models.values()])),
-  ];
+  const { models, problems } = checkCatalogue(config.models, engines);
   if (problems.length > 0) {
-    throw new Error(`Models bound to engines that cannot run them:\n  ${problems.join('\n  ')}`);
+    throw new ConfigError(problems.map((problem) => `MODELS: ${problem}`));
   }
-  return [...models.values()];
+  return models;
+}
+
+/** The catalogue `configured` makes with the built-ins, and every problem binding it. */
+function checkCatalogue(
+  configured: readonly ModelDefinition[],
+  engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
+): { models: ModelDefinition[]; problems: string[] } {
+  const byId = new Map(builtinModels.map((m) => [m.modelId, m]));
+  for (const model of configured) byId.set(model.modelId, model);
+  const models = [...byId.values()];
+  return {
+    models,
+    problems: [
+      ...bindingProblems(models, engines),
+      ...duplicateVoiceProblems(configuredVoices(models)),
+    ],
+  };
 }
 
 /** Topics of the broadcast. */
-export const topics = { mcpCancel: 'mcp-cancel', backends: 'backends' } as const;
+export const topics = { mcpCancel: 'mcp-cancel', backends: 'backends', models: 'models' } as const;
 
 /**
  * The backends recorded in the database: every backend of a model that lists a pool, and the
@@ -218,8 +239,10 @@ export async function buildCore(
     queue: () => queueDepth(database.db),
     pools: async () => poolReports(await backendStates(database.db)),
   });
+  // Both are replaced by a reload (models-reload.service.ts); closures below read the current.
+  const secrets = new Map(config.secrets);
   const remote = createRemoteDeps({
-    secrets: config.secrets,
+    secrets,
     ffmpeg,
     clock,
     // Called only when an engine runs, by then `health` (below: it lists the models' backends) exists.
@@ -230,7 +253,7 @@ export async function buildCore(
     ...(overrides.remoteFetch ? { publicNetwork: overrides.remoteFetch } : {}),
   });
   const engines = builtinEngines(ffmpeg, remote);
-  const models = catalogueModels(config, engines);
+  let models = catalogueModels(config, engines);
   const health = new BackendHealth(configuredBackends(models), clock);
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
@@ -260,7 +283,7 @@ export async function buildCore(
         ? new LocalBroadcast()
         : await PostgresBroadcast.open(database.connectionUrl, 'atelier_broadcast');
     closers.push(() => broadcast.close());
-    const backends = recordedBackends(models, engines);
+    let backends = recordedBackends(models, engines);
     await syncBackends(
       db,
       models.map((m) => m.modelId),
@@ -441,6 +464,46 @@ export async function buildCore(
       },
       avatarPortrait: (accountId, avatarId) => library.avatarPortrait(accountId, avatarId),
     };
+    // The probes of this process's workers, given a reloaded catalogue's backends.
+    const probes: BackendHealthService[] = [];
+    const modelsReload = new ModelsReloadService({
+      db,
+      clock,
+      current: () => models,
+      check: (configured) => {
+        const checked = checkCatalogue(configured, engines);
+        return {
+          built: { models: checked.models, backends: recordedBackends(checked.models, engines) },
+          problems: checked.problems,
+        };
+      },
+      apply: (built, nextSecrets) => {
+        models = [...built.models];
+        backends = [...built.backends];
+        secrets.clear();
+        for (const [name, value] of nextSecrets) secrets.set(name, value);
+        catalogue.replace(models);
+        voices.replaceConfigured(configuredVoices(models));
+        accounts.replaceCategories(creditCategories(config.creditCategories, models));
+        health.track(configuredBackends(models));
+        for (const probe of probes) probe.replace(backends);
+        void pools.refresh();
+      },
+      announce: () => announce(topics.models, 'reload'),
+    });
+    /** A message to every node; an operator command opens the channel just for it. */
+    const announce = async (topic: string, message: string) => {
+      if (role !== 'command' || database.connectionUrl === null) {
+        await broadcast.publish(topic, message);
+        return;
+      }
+      const channel = await PostgresBroadcast.open(database.connectionUrl, 'atelier_broadcast');
+      try {
+        await channel.publish(topic, message);
+      } finally {
+        await channel.close();
+      }
+    };
     return {
       config,
       database,
@@ -448,6 +511,23 @@ export async function buildCore(
       oauth,
       events,
       mcpCancellations: topicOf(broadcast, topics.mcpCancel),
+      modelsReload,
+      followModelReloads(source, log) {
+        const unsubscribe = broadcast.subscribe(topics.models, () => {
+          let next: ModelsSource;
+          try {
+            next = source();
+          } catch (error) {
+            log.error({ err: error }, 'models not reloaded: the configuration does not load');
+            return;
+          }
+          modelsReload.reload(next, undefined, false).then(
+            (reloaded) => log.info({ ...reloaded }, 'models reloaded'),
+            (error: unknown) => log.error({ err: error }, 'models not reloaded'),
+          );
+        });
+        closers.push(async () => unsubscribe());
+      },
       metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
         const outages = new OutageLog(log);
@@ -459,6 +539,7 @@ export async function buildCore(
           backends,
           changed: () => broadcast.publish(topics.backends, 'changed'),
         });
+        probes.push(health);
         const runner = new TaskRunner({
           db,
           events,

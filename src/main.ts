@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { buildCore, type Core } from './core.ts';
 import { ensureFirstRun, type FirstRun } from './services/first-run.service.ts';
+import type { ModelsSource } from './services/models-reload.service.ts';
 import type { Logger } from './shared/logger.ts';
 
 /**
@@ -14,6 +15,8 @@ export async function serve(
   hooks: {
     /** Once listening: starts something beside the server; what it resolves with stops it. */
     listening?: (core: Core) => Promise<(() => Promise<void>) | undefined>;
+    /** The configuration read again, for `models reload` announced by a node and SIGHUP. */
+    reloadSource?: () => ModelsSource;
   } = {},
 ): Promise<void> {
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
@@ -51,7 +54,12 @@ export async function serve(
   }
   // The signals are handled before the banner says "ready": whoever waits for it may stop
   // this process the moment it reads it.
+  const stopHangUps =
+    hooks.reloadSource === undefined
+      ? () => {}
+      : followReloads(app, hooks.reloadSource, app.http.log);
   const stopped = untilStopped(app.http.log, async () => {
+    stopHangUps();
     await stopBeside?.();
     await app.close();
   });
@@ -63,17 +71,46 @@ export async function serve(
  * `atelier worker`: task workers only, no HTTP (scale them by queue depth). SIGTERM stops
  * claiming, lets running tasks finish for SHUTDOWN_DRAIN_MS, and hands the rest back.
  */
-export async function work(config: Config): Promise<void> {
+export async function work(config: Config, reloadSource?: () => ModelsSource): Promise<void> {
   for (const warning of config.warnings) console.warn(`WARNING: ${warning}`);
   const log = pino({ level: config.logLevel });
   const core = await buildCore(config, {}, 'worker');
   const concurrency = Math.max(1, config.workerConcurrency);
   core.startWorkers(log, concurrency);
-  const stopped = untilStopped(log, () => core.close());
+  const stopHangUps =
+    reloadSource === undefined ? () => {} : followReloads(core, reloadSource, log);
+  const stopped = untilStopped(log, async () => {
+    stopHangUps();
+    await core.close();
+  });
   process.stderr.write(
     `Atelier worker running ${concurrency} task slot(s); SIGTERM drains and stops.\n`,
   );
   await stopped;
+}
+
+/**
+ * Models without a restart: reloads announced by any node are followed, and SIGHUP reloads
+ * this node's `MODELS` (and announces it to the others), as `bin/atelier models reload` does.
+ * Returns what stops listening for SIGHUP.
+ */
+function followReloads(core: Core, source: () => ModelsSource, log: Logger): () => void {
+  core.followModelReloads(source, log);
+  const hangUp = () => {
+    let next: ModelsSource;
+    try {
+      next = source();
+    } catch (error) {
+      log.error({ err: error }, 'SIGHUP: models not reloaded: the configuration does not load');
+      return;
+    }
+    core.modelsReload.reloadOnHangUp(next).then(
+      (reloaded) => log.info({ ...reloaded }, 'SIGHUP: models reloaded'),
+      (error: unknown) => log.error({ err: error }, 'SIGHUP: models not reloaded'),
+    );
+  };
+  process.on('SIGHUP', hangUp);
+  return () => process.off('SIGHUP', hangUp);
 }
 
 /** Resolves once SIGTERM or SIGINT has been handled by `close` (errors are logged). */

@@ -34,6 +34,7 @@ Commands:
                                           the audit log, newest first
   idp user add --account ID --email E --password-stdin
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
+  models reload                           check MODELS (CONFIG_FILE) again and use it on every node, or list its problems
   usage --from DATE --to DATE [--group-by day,model] [--account ID] [--model M] [--kind K]
         [--backend B] [--credential C]    usage of [from, to) by dimension (README "Usage report")
 
@@ -107,11 +108,12 @@ export async function main(argv: readonly string[]): Promise<number> {
           dataDir === null
             ? Promise.resolve(undefined)
             : listenForCommands(dataDir, (request) => answerCommand(core, request)),
+        reloadSource: readConfigAgain,
       });
       return 0;
     }
     if (command === 'worker') {
-      await (await import('../main.ts')).work(config);
+      await (await import('../main.ts')).work(config, readConfigAgain);
       return 0;
     }
     if (command === 'migrate') {
@@ -319,6 +321,7 @@ const operatorCommands: Record<
       credential: v.credential,
     }),
   }),
+  'models reload': (core) => core.modelsReload.reload(readConfigAgain()),
   'apikey list': (core, v) => core.services.apiKeys.listOf(required(v.account, '--account')),
   'apikey create': async (core, v) => {
     const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);
@@ -331,6 +334,14 @@ const operatorCommands: Record<
     });
   },
 };
+
+/**
+ * The configuration as it is now (`CONFIG_FILE` read again): what `models reload` and SIGHUP
+ * put in use. Every problem of it is listed, as at start, and nothing changes.
+ */
+function readConfigAgain(): Config {
+  return loadConfig({ env: process.env, cwd: process.cwd() });
+}
 
 /**
  * `idp user add` with `IDP_ISSUER` set: this shell names an external provider, where people are

@@ -22,6 +22,7 @@ export const auditActions = [
   'idp.user_added',
   'oauth.signing_key_rotated',
   'model.status_changed',
+  'models.reloaded',
 ] as const;
 
 export type AuditAction = (typeof auditActions)[number];
@@ -32,7 +33,7 @@ export interface AuditActor {
   readonly accountId: string | null;
   /**
    * The credential, spelled `api_key:<id>`, `id_token:<issuer>#<subject>`, `mcp:<client>`,
-   * `browser_session` (the consent page) or `cli`.
+   * `browser_session` (the consent page), `cli` or `signal` (SIGHUP).
    */
   readonly credential: string;
   /** The request's address, where there was a request. */
@@ -52,6 +53,9 @@ export interface AuditEvent {
 
 /** The command line: an operator on the host, outside any account. */
 export const commandLine: AuditActor = { accountId: null, credential: 'cli', address: null };
+
+/** A signal to the process (SIGHUP): an operator on the host, too. */
+export const hangUpSignal: AuditActor = { accountId: null, credential: 'signal', address: null };
 
 /** The audit spelling of an authenticated caller. */
 export function auditActorOf(actor: Actor): AuditActor {

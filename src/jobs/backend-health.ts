@@ -29,7 +29,7 @@ export class BackendHealthService {
   readonly #db: Db;
   readonly #log: Logger;
   readonly #engines: ReadonlyMap<string, Engine>;
-  readonly #backends: ReadonlyMap<string, PoolBackend>;
+  #backends: ReadonlyMap<string, PoolBackend>;
   readonly #changed: () => Promise<void>;
 
   constructor(o: {
@@ -44,6 +44,11 @@ export class BackendHealthService {
     this.#engines = o.engines;
     this.#backends = new Map(o.backends.map((b) => [b.id, b]));
     this.#changed = o.changed;
+  }
+
+  /** The backends of a reloaded catalogue (`models reload`): those probed from now on. */
+  replace(backends: readonly PoolBackend[]): void {
+    this.#backends = new Map(backends.map((b) => [b.id, b]));
   }
 
   /** Whether runs on the backend count toward its health (its engine talks to a server). */

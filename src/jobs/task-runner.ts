@@ -85,7 +85,8 @@ export class TaskRunner {
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, (reason: StopReason) => void>();
   readonly #sleepers = new Set<() => void>();
-  readonly #pools = new Map<string, readonly PoolBackend[]>();
+  /** Each definition's pool; a reloaded catalogue's definitions are new objects. */
+  readonly #pools = new WeakMap<ModelDefinition, readonly PoolBackend[]>();
   #slots: Promise<void>[] = [];
   #stopping = false;
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -363,10 +364,10 @@ export class TaskRunner {
    * does not know (its configuration differs) runs as the model's first too.
    */
   #place(model: ModelDefinition, backendId: string | null): Placement {
-    let pool = this.#pools.get(model.modelId);
+    let pool = this.#pools.get(model);
     if (pool === undefined) {
       pool = poolOf(model);
-      this.#pools.set(model.modelId, pool);
+      this.#pools.set(model, pool);
     }
     const claimed = backendId === null ? undefined : pool.find((b) => b.id === backendId);
     if (backendId !== null && claimed === undefined) {

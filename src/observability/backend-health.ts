@@ -38,6 +38,11 @@ export class BackendHealth {
 
   constructor(configured: readonly string[], clock: Clock) {
     this.#clock = clock;
+    this.track(configured);
+  }
+
+  /** Lists these model servers too, before any call (a reloaded catalogue's). */
+  track(configured: readonly string[]): void {
     for (const backend of configured) this.#tally(backend);
   }
 

@@ -59,7 +59,7 @@ export class AccountService {
   readonly #clock: Clock;
   readonly #changes: Pick<CredentialEvents, 'publish'>;
   readonly #metrics: Metrics | undefined;
-  readonly #categories: readonly string[];
+  #categories: readonly string[];
 
   constructor(deps: {
     db: Db;
@@ -79,6 +79,11 @@ export class AccountService {
     this.#changes = deps.changes;
     this.#categories = deps.categories;
     this.#metrics = deps.metrics;
+  }
+
+  /** The categories of a reloaded catalogue (`models reload`). */
+  replaceCategories(categories: readonly string[]): void {
+    this.#categories = categories;
   }
 
   async getProfile(actor: Actor): Promise<UserProfile> {

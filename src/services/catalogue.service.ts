@@ -27,7 +27,7 @@ export interface ModelFilter {
  * LibraryService's.
  */
 export class CatalogueService {
-  readonly #models: ReadonlyMap<string, ModelDefinition>;
+  #models: ReadonlyMap<string, ModelDefinition>;
   readonly #cursors: Cursors;
   readonly #down: (modelId: string) => boolean;
   readonly #statusSet: (modelId: string) => ModelStatus | undefined;
@@ -44,6 +44,14 @@ export class CatalogueService {
     this.#models = new Map(deps.models.map((m) => [m.modelId, m]));
     this.#down = deps.down ?? (() => false);
     this.#statusSet = deps.statusSet ?? (() => undefined);
+  }
+
+  /**
+   * The catalogue reloaded (`models reload`): what is asked from now on. A running task keeps
+   * the definition it was claimed with.
+   */
+  replace(models: readonly ModelDefinition[]): void {
+    this.#models = new Map(models.map((m) => [m.modelId, m]));
   }
 
   listModels(

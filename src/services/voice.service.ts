@@ -44,11 +44,11 @@ const previewPrefix = 'med_voice-';
  */
 export class VoiceService {
   readonly #load: () => Promise<readonly EngineVoice[]>;
-  readonly #configured: readonly VoiceModelView[];
+  #configured: readonly VoiceModelView[] = [];
   /** Models that speak only with their own configured voices. */
-  readonly #ownVoices: ReadonlyMap<string, readonly string[]>;
+  #ownVoices: ReadonlyMap<string, readonly string[]> = new Map();
   /** The access of each configured voice's model, by voiceModelId. */
-  readonly #access: ReadonlyMap<string, ModelAccess>;
+  #access: ReadonlyMap<string, ModelAccess> = new Map();
   #voices: Promise<ReadonlyMap<string, VoiceModelView>> | undefined;
 
   readonly #cursors: Cursors;
@@ -60,7 +60,12 @@ export class VoiceService {
   }) {
     this.#load = deps.listVoices;
     this.#cursors = deps.cursors;
-    this.#configured = (deps.configured ?? []).map((v) => ({
+    this.replaceConfigured(deps.configured ?? []);
+  }
+
+  /** The configured voices of a reloaded catalogue (`models reload`). */
+  replaceConfigured(configured: readonly ConfiguredVoice[]): void {
+    this.#configured = configured.map((v) => ({
       voiceModelId: v.voiceModelId,
       name: v.name,
       language: v.language,
@@ -74,7 +79,8 @@ export class VoiceService {
     for (const v of this.#configured)
       own.set(v.modelId!, [...(own.get(v.modelId!) ?? []), v.voiceModelId]);
     this.#ownVoices = own;
-    this.#access = new Map((deps.configured ?? []).map((v) => [v.voiceModelId, v.access]));
+    this.#access = new Map(configured.map((v) => [v.voiceModelId, v.access]));
+    this.#voices = undefined;
   }
 
   /**

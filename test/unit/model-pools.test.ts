@@ -45,11 +45,6 @@ function problemsOf(models: unknown[], env: Record<string, string> = {}): readon
     catalogueModels(config, engines);
   } catch (error) {
     if (error instanceof ConfigError) return error.problems;
-    if (error instanceof Error)
-      return error.message
-        .split('\n')
-        .slice(1)
-        .map((l) => l.trim());
     throw error;
   }
   return [];
@@ -149,12 +144,12 @@ describe('a model as a pool of backends (issue 31 §1)', () => {
       }),
     ]);
     assert.deepEqual(problems.slice(0, 2), [
-      'mdl_fleet backend "talker": engine "espeak" makes speech, not image',
-      `mdl_fleet backend "gone": engine "dall-e" does not exist (engines: ${[...engines.keys()].join(', ')})`,
+      'MODELS: mdl_fleet backend "talker": engine "espeak" makes speech, not image',
+      `MODELS: mdl_fleet backend "gone": engine "dall-e" does not exist (engines: ${[...engines.keys()].join(', ')})`,
     ]);
     assert.ok(
       problems.slice(2).length > 0 &&
-        problems.slice(2).every((p) => p.startsWith('mdl_fleet backend "empty": ')),
+        problems.slice(2).every((p) => p.startsWith('MODELS: mdl_fleet backend "empty": ')),
       problems.join('\n'),
     );
 

@@ -18,7 +18,7 @@ export function addAuditSchema(builder: Builder, shared: SharedTypes): void {
       }),
       credential: t.exposeString('credential', {
         description:
-          'api_key:<id>, id_token:<issuer>#<subject>, mcp:<client>, browser_session (the consent page), cli, or operator (an admin acting on your account).',
+          'api_key:<id>, id_token:<issuer>#<subject>, mcp:<client>, browser_session (the consent page), cli, signal (SIGHUP), or operator (an admin acting on your account).',
       }),
       address: t.exposeString('address', {
         nullable: true,
