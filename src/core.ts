@@ -514,17 +514,7 @@ export async function buildCore(
       modelsReload,
       followModelReloads(source, log) {
         const unsubscribe = broadcast.subscribe(topics.models, () => {
-          let next: ModelsSource;
-          try {
-            next = source();
-          } catch (error) {
-            log.error({ err: error }, 'models not reloaded: the configuration does not load');
-            return;
-          }
-          modelsReload.reload(next, undefined, false).then(
-            (reloaded) => log.info({ ...reloaded }, 'models reloaded'),
-            (error: unknown) => log.error({ err: error }, 'models not reloaded'),
-          );
+          void modelsReload.reloadInBackground(source, log, 'announced');
         });
         closers.push(async () => unsubscribe());
       },

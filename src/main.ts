@@ -96,19 +96,7 @@ export async function work(config: Config, reloadSource?: () => ModelsSource): P
  */
 function followReloads(core: Core, source: () => ModelsSource, log: Logger): () => void {
   core.followModelReloads(source, log);
-  const hangUp = () => {
-    let next: ModelsSource;
-    try {
-      next = source();
-    } catch (error) {
-      log.error({ err: error }, 'SIGHUP: models not reloaded: the configuration does not load');
-      return;
-    }
-    core.modelsReload.reloadOnHangUp(next).then(
-      (reloaded) => log.info({ ...reloaded }, 'SIGHUP: models reloaded'),
-      (error: unknown) => log.error({ err: error }, 'SIGHUP: models not reloaded'),
-    );
-  };
+  const hangUp = () => void core.modelsReload.reloadInBackground(source, log, 'SIGHUP');
   process.on('SIGHUP', hangUp);
   return () => process.off('SIGHUP', hangUp);
 }

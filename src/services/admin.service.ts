@@ -3,7 +3,13 @@ import { auditActorOf } from '../domain/audit.ts';
 import type { ModelStatus } from '../domain/model.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
-import { type Cursors, isTimeIdCursor, type Page, pageSize } from '../shared/pagination.ts';
+import {
+  type Cursors,
+  type Page,
+  pageSize,
+  timeIdPageInfo,
+  timeIdPosition,
+} from '../shared/pagination.ts';
 import type { Db } from '../store/database.ts';
 import { setModelStatus } from '../store/model-status.store.ts';
 import {
@@ -215,24 +221,15 @@ export class AdminService {
       throw invalidInput([{ field: 'until', message: 'must be after since' }]);
     }
     const cursors = this.#d.cursors.for(actor.accountId, 'admin-tasks');
-    const cursor = after == null ? undefined : cursors.decode(after, isTimeIdCursor);
     const rows = await listOperatorTasks(
       this.#d.db,
       filter,
-      cursor === undefined ? undefined : { createdAt: new Date(cursor.t), id: cursor.id },
+      timeIdPosition(cursors, after) ?? undefined,
       size + 1,
     );
-    const page = rows.slice(0, size);
-    const last = page.at(-1);
     return {
-      nodes: page.map(viewOf),
-      pageInfo: {
-        hasNextPage: rows.length > size,
-        endCursor:
-          last === undefined
-            ? null
-            : cursors.encode({ t: last.created_at.toISOString(), id: last.id }),
-      },
+      nodes: rows.slice(0, size).map(viewOf),
+      pageInfo: timeIdPageInfo(rows, size, cursors, (r) => ({ createdAt: r.created_at, id: r.id })),
     };
   }
 }

@@ -3,7 +3,14 @@ import type { ElementDefinition, ElementKind, ElementPicture } from '../domain/e
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode, type FieldProblem, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import { type Cursors, isTimeIdCursor, type Page, pageOf, pageSize } from '../shared/pagination.ts';
+import {
+  type Cursors,
+  type Page,
+  pageOf,
+  pageSize,
+  timeIdPageInfo,
+  timeIdPosition,
+} from '../shared/pagination.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -228,24 +235,19 @@ export class LibraryService {
   ): Promise<Page<AvatarView>> {
     const size = pageSize(first, 50);
     const cursors = this.#deps.cursors.for(actor.accountId, 'avatars');
-    const cursor = after == null ? null : cursors.decode(after, isTimeIdCursor);
     const rows = await listAvatarsOf(
       this.#deps.db,
       actor.accountId,
       size + 1,
-      cursor === null ? null : { createdAt: new Date(cursor.t), id: cursor.id },
+      timeIdPosition(cursors, after),
     );
     const nodes = rows.slice(0, size).map(toAvatar);
-    const last = nodes.at(-1);
     return {
       nodes,
-      pageInfo: {
-        hasNextPage: rows.length > size,
-        endCursor:
-          last === undefined
-            ? null
-            : cursors.encode({ t: last.createdAt.toISOString(), id: last.avatarId }),
-      },
+      pageInfo: timeIdPageInfo(nodes, size, cursors, (a) => ({
+        createdAt: a.createdAt,
+        id: a.avatarId,
+      })),
     };
   }
 

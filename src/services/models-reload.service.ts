@@ -3,6 +3,7 @@ import type { PoolBackend } from '../domain/backends.ts';
 import type { ModelDefinition } from '../domain/model.ts';
 import type { Clock } from '../shared/clock.ts';
 import { invalidInput } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
 import { appendAudit } from '../store/audit.store.ts';
 import { syncBackends } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
@@ -55,9 +56,27 @@ export class ModelsReloadService {
     this.#d = deps;
   }
 
-  /** SIGHUP to this process: a reload by a signal, recorded as such. */
-  reloadOnHangUp(source: ModelsSource): Promise<ModelsReloaded> {
-    return this.reload(source, hangUpSignal);
+  /**
+   * A reload no caller waits for, its outcome logged: SIGHUP to this process (recorded and
+   * announced as such), or another node's announcement (neither). `read` is the configuration
+   * read again; one that does not load is logged, and the catalogue in use kept.
+   */
+  async reloadInBackground(
+    read: () => ModelsSource,
+    log: Logger,
+    trigger: 'SIGHUP' | 'announced',
+  ): Promise<void> {
+    const said = trigger === 'SIGHUP' ? 'SIGHUP: models' : 'models';
+    try {
+      const source = read();
+      const reloaded =
+        trigger === 'SIGHUP'
+          ? await this.reload(source, hangUpSignal)
+          : await this.reload(source, commandLine, false);
+      log.info({ ...reloaded }, `${said} reloaded`);
+    } catch (error) {
+      log.error({ err: error }, `${said} not reloaded`);
+    }
   }
 
   /**

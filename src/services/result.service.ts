@@ -2,7 +2,13 @@ import type { Actor } from '../domain/actor.ts';
 import { placeOf, type TaskPlace } from '../domain/queue-place.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
-import { type Cursors, isTimeIdCursor, type Page, pageSize } from '../shared/pagination.ts';
+import {
+  type Cursors,
+  type Page,
+  pageSize,
+  timeIdPageInfo,
+  timeIdPosition,
+} from '../shared/pagination.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import {
   type ContentListFilter,
@@ -102,25 +108,16 @@ export class ResultService {
   ): Promise<Page<ContentView>> {
     const size = pageSize(first, 20);
     const cursors = this.#deps.cursors.for(actor.accountId, 'contents');
-    const cursor = after == null ? null : cursors.decode(after, isTimeIdCursor);
     const rows = await listContents(
       this.#deps.db,
       actor.accountId,
       filter,
-      cursor === null ? null : { createdAt: new Date(cursor.t), id: cursor.id },
+      timeIdPosition(cursors, after),
       size + 1,
     );
-    const nodes = await this.#views(rows.slice(0, size));
-    const last = rows[Math.min(rows.length, size) - 1];
     return {
-      nodes,
-      pageInfo: {
-        hasNextPage: rows.length > size,
-        endCursor:
-          last === undefined
-            ? null
-            : cursors.encode({ t: last.created_at.toISOString(), id: last.id }),
-      },
+      nodes: await this.#views(rows.slice(0, size)),
+      pageInfo: timeIdPageInfo(rows, size, cursors, (r) => ({ createdAt: r.created_at, id: r.id })),
     };
   }
 

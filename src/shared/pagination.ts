@@ -117,3 +117,32 @@ export function isTimeIdCursor(value: unknown): value is TimeIdCursor {
   const v = value as { t?: unknown; id?: unknown };
   return typeof v?.t === 'string' && !Number.isNaN(Date.parse(v.t)) && typeof v.id === 'string';
 }
+
+/** Where a list read newest first by (created_at, id) resumes: the position `after` names. */
+export function timeIdPosition(
+  cursors: CursorCodec,
+  after: string | null | undefined,
+): { createdAt: Date; id: string } | null {
+  if (after == null) return null;
+  const cursor = cursors.decode(after, isTimeIdCursor);
+  return { createdAt: new Date(cursor.t), id: cursor.id };
+}
+
+/**
+ * The page info of such a list, from the rows read: up to `size + 1` of them (one more than
+ * the page says whether another follows). `positionOf` gives a row's (created_at, id).
+ */
+export function timeIdPageInfo<R>(
+  rows: readonly R[],
+  size: number,
+  cursors: CursorCodec,
+  positionOf: (row: R) => { createdAt: Date; id: string },
+): Page<unknown>['pageInfo'] {
+  const last = rows[Math.min(rows.length, size) - 1];
+  if (last === undefined) return { hasNextPage: false, endCursor: null };
+  const { createdAt, id } = positionOf(last);
+  return {
+    hasNextPage: rows.length > size,
+    endCursor: cursors.encode({ t: createdAt.toISOString(), id }),
+  };
+}
