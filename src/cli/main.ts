@@ -30,6 +30,7 @@ Commands:
   account update --account ID [--status active|suspended|deleted] [--[no-]api-key-access]
   apikey create --account ID [--name N] [--expires-in 30m|12h|90d]
   apikey list --account ID                the account's keys (never a secret)
+  apikey revoke --account ID --key KEY_ID the key stops on its next request, on every node
   audit [--account ID] [--action A] [--since T] [--until T] [--first N] [--after CURSOR]
                                           the audit log, newest first
   idp user add --account ID --email E --password-stdin
@@ -60,6 +61,7 @@ const options = {
   first: { type: 'string' },
   after: { type: 'string' },
   reason: { type: 'string' },
+  key: { type: 'string' },
   action: { type: 'string' },
   since: { type: 'string' },
   until: { type: 'string' },
@@ -322,6 +324,8 @@ const operatorCommands: Record<
     }),
   }),
   'models reload': (core) => core.modelsReload.reload(readConfigAgain()),
+  'apikey revoke': (core, v) =>
+    core.services.apiKeys.revokeOf(required(v.account, '--account'), required(v.key, '--key')),
   'apikey list': (core, v) => core.services.apiKeys.listOf(required(v.account, '--account')),
   'apikey create': async (core, v) => {
     const expiresIn = v['expires-in'] === undefined ? null : parseDuration(v['expires-in']);

@@ -158,6 +158,12 @@ export class AdminService {
     return this.#d.webhooks.listOf(accountId);
   }
 
+  /** Revokes a key of an account (leaked, say): it stops on its next request, on every node. */
+  async revokeApiKey(actor: Actor, accountId: string, apiKeyId: string): Promise<ApiKeyInfo> {
+    await this.require(actor);
+    return this.#d.apiKeys.revokeOf(accountId, apiKeyId, auditActorOf(actor));
+  }
+
   async grant(actor: Actor, input: GrantInput): Promise<CreditBalance> {
     await this.require(actor);
     return this.#d.accounts.grant(input, auditActorOf(actor));

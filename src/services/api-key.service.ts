@@ -164,11 +164,23 @@ export class ApiKeyService {
     if (right !== 'full' && !(right === 'self' && apiKeyId === ownKeyId(actor))) {
       throw refusal(right);
     }
+    return this.revokeOf(actor.accountId, apiKeyId, auditActorOf(actor));
+  }
+
+  /**
+   * Revokes a key of the account (an operator's act: a leaked key, say), recorded by `by`.
+   * A key of another account is "not found".
+   */
+  async revokeOf(
+    accountId: string,
+    apiKeyId: string,
+    by: AuditActor = commandLine,
+  ): Promise<ApiKeyInfo> {
     const row = await this.#db.transaction().execute(async (trx) => {
-      const revoked = await revokeApiKey(trx, actor.accountId, apiKeyId, this.#clock.now());
+      const revoked = await revokeApiKey(trx, accountId, apiKeyId, this.#clock.now());
       if (revoked !== undefined) {
-        await appendAudit(trx, this.#clock.now(), auditActorOf(actor), {
-          accountId: actor.accountId,
+        await appendAudit(trx, this.#clock.now(), by, {
+          accountId,
           action: 'api_key.revoked',
           target: revoked.id,
           detail: { name: revoked.name, prefix: revoked.prefix },
@@ -179,7 +191,7 @@ export class ApiKeyService {
     // Another account's key is "not found": its existence is not the caller's business.
     if (row === undefined) throw new AppError(ErrorCode.NotFound, 'No such API key.');
     await this.#changes.publish({ type: 'api_key_revoked', apiKeyId: row.id });
-    return toInfo(row, (await this.#spending.views(actor.accountId)).get(row.id) ?? null);
+    return toInfo(row, (await this.#spending.views(accountId)).get(row.id) ?? null);
   }
 }
 

@@ -285,6 +285,18 @@ describe('bin/atelier on the embedded database', () => {
     );
     assert.ok(key.secret.startsWith(listed[0]!.prefix));
     assert.doesNotMatch(keys.stdout, new RegExp(key.secret), 'metadata only');
+
+    const revoked = await atelier(
+      ['apikey', 'revoke', '--account', carol.id, '--key', key.apiKey.id],
+      env,
+    );
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.notEqual((JSON.parse(revoked.stdout) as { revokedAt: string | null }).revokedAt, null);
+    const elsewhere = await atelier(
+      ['apikey', 'revoke', '--account', made[1]!.id, '--key', key.apiKey.id],
+      env,
+    );
+    assert.equal(JSON.parse(elsewhere.stderr).error.code, '140004');
   });
 
   it('account deduct takes credits back with a reason; audit lists the operator’s acts as cli', async () => {

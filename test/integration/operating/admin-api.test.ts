@@ -211,6 +211,30 @@ describeEachBackend('the admin API (issue 32 §1)', (backend) => {
     assert.deepEqual(errorCodes(await graphql(t.url, { query: me, apiKey: user.apiKey })), []);
   });
 
+  it('revokes a leaked key of an account: it stops at once, the account keeps its other keys', async () => {
+    const user = await seedAccount(t.app);
+    const spare = await t.app.services.apiKeys.issue(user.account.id, { name: 'spare' });
+    const revoke = (accountId: string, apiKeyId: string, apiKey = admin.apiKey) =>
+      graphql<{ adminRevokeApiKey: { id: string; revokedAt: string | null } }>(t.url, {
+        query: `mutation R($a: ID!, $k: ID!) { adminRevokeApiKey(accountId: $a, apiKeyId: $k) { id revokedAt } }`,
+        variables: { a: accountId, k: apiKeyId },
+        apiKey,
+      });
+    assert.deepEqual(errorCodes(await revoke(user.account.id, user.apiKeyId, spare.secret)), [
+      '110202',
+    ]);
+    assert.deepEqual(
+      errorCodes(await revoke(admin.account.id, user.apiKeyId)),
+      ['140004'],
+      'a key is revoked within its own account only',
+    );
+    const revoked = await revoke(user.account.id, user.apiKeyId);
+    assert.equal(revoked.body.data?.adminRevokeApiKey.id, user.apiKeyId);
+    assert.notEqual(revoked.body.data?.adminRevokeApiKey.revokedAt, null);
+    assert.equal((await graphql(t.url, { query: me, apiKey: user.apiKey })).status, 401);
+    assert.deepEqual(errorCodes(await graphql(t.url, { query: me, apiKey: spare.secret })), []);
+  });
+
   it('shows a failed task’s provider status, detail and backend to admins; the account sees only the class', async () => {
     const user = await seedAccount(t.app, { credits: { standard: 20 } });
     standin.server.failNext(

@@ -215,6 +215,17 @@ export function addAdminSchema(builder: Builder, shared: SharedTypes, refs: Admi
       resolve: (_root, { input }, ctx) =>
         ctx.services.admin.deduct(requireActor(ctx), { ...input, reference: input.reason }),
     }),
+    adminRevokeApiKey: t.field({
+      type: refs.ApiKeyRef,
+      nullable: true,
+      description: `Revokes a key of the account (a leaked one, say): it stops on its next request, on every node. In the audit log. ${forAdmins}`,
+      args: {
+        accountId: t.arg.id({ required: true }),
+        apiKeyId: t.arg.id({ required: true }),
+      },
+      resolve: (_root, args, ctx) =>
+        ctx.services.admin.revokeApiKey(requireActor(ctx), args.accountId, args.apiKeyId),
+    }),
     adminSetModelStatus: t.field({
       type: refs.ModelRef,
       nullable: true,
