@@ -7,6 +7,7 @@ import { type DeploymentConfig, deploymentConfig, deploymentProblems } from './d
 import { modelCredentials } from './model-credentials.ts';
 import { readNodeEnv } from './node-env.ts';
 import type { QueryLimits } from './query-limits.ts';
+import { type TracingConfig, tracingConfig, tracingProblems } from './tracing.ts';
 import { defaultsOf, shapeOf, type Variable } from './variable.ts';
 import { variables } from './variables.ts';
 import { unsafeDefaults } from './warnings.ts';
@@ -79,6 +80,8 @@ export interface Config extends DeploymentConfig {
   readonly identity: IdentityConfig;
   /** Who may read `GET /metrics`, and where it is served. */
   readonly metrics: MetricsConfig;
+  /** OpenTelemetry traces (the standard `OTEL_*` variables); null when tracing is off. */
+  readonly tracing: TracingConfig | null;
   /** Unsafe development defaults in force, said loudly at start. */
   readonly warnings: readonly string[];
 }
@@ -206,6 +209,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     problems.push('METRICS_PORT: must differ from PORT (it is a listener of its own)');
   }
   if (parsed.success) problems.push(...deploymentProblems(parsed.data));
+  if (parsed.success) problems.push(...tracingProblems(parsed.data));
   const nodeEnv = readNodeEnv(parsed.success ? parsed.data.NODE_ENV : undefined);
   const production = nodeEnv.environment === 'production';
   if (parsed.success && parsed.data.WEBHOOK_ALLOW_LOCALHOST === 'true' && production) {
@@ -275,6 +279,7 @@ export function loadConfig({ env, cwd }: ConfigSources): Config {
     ffprobePath: values.FFPROBE_PATH ?? null,
     signInLimit: values.IDP_SIGN_IN_LIMIT,
     ...deploymentConfig(values),
+    tracing: tracingConfig(values),
     oauth: {
       issuer: values.PUBLIC_URL,
       resource: `${values.PUBLIC_URL}/mcp`,

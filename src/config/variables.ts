@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deploymentVariables } from './deployment.ts';
 import { modelsSchema } from './models.schema.ts';
+import { tracingVariables } from './tracing.ts';
 import { fromJson, isHttpOrigin, isHttpUrl, isWebOrigin, wholeNumber } from './values.ts';
 import type { Variable } from './variable.ts';
 
@@ -333,4 +334,5 @@ export const variables = {
       'comma-separated origins whose browser pages may call `/mcp` (CORS); any other foreign `Origin` is refused with `403`',
   },
   ...deploymentVariables,
+  ...tracingVariables,
 } satisfies Record<string, Variable>;
