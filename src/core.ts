@@ -38,6 +38,7 @@ import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
 import { OutageLog } from './observability/outage-log.ts';
 import { poolReports } from './observability/pool-report.ts';
+import { tracedCall } from './observability/tracing.ts';
 import { AccountService } from './services/account.service.ts';
 import { AdminService } from './services/admin.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
@@ -250,14 +251,22 @@ export async function buildCore(
       metrics.observeBackendCall(backend, outcome, status, ms / 1000);
       health.record(backend, outcome, ms, status);
     },
+    traceCall: tracedCall,
     ...(overrides.remoteFetch ? { publicNetwork: overrides.remoteFetch } : {}),
   });
   const engines = builtinEngines(ffmpeg, remote);
   let models = catalogueModels(config, engines);
   const health = new BackendHealth(configuredBackends(models), clock);
+  // The SDK is loaded only when tracing is on: off, spans are the API's no-ops and cost nothing.
+  const tracing =
+    config.tracing !== null && role !== 'command'
+      ? (await import('./observability/tracing-sdk.ts')).startTracingSdk(config.tracing, role)
+      : null;
+  const closers: Array<() => Promise<void>> = [];
+  // Closed last (closers run in reverse): the spans of the drain are exported too.
+  if (tracing !== null) closers.push(() => tracing.shutdown());
   const owned = overrides.database === undefined;
   const database = overrides.database ?? (await openDatabase(databaseLocation(config)));
-  const closers: Array<() => Promise<void>> = [];
   if (owned) closers.push(() => database.close());
   const closeAll = async () => {
     for (const close of closers.reverse()) await close();

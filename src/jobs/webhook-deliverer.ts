@@ -1,4 +1,5 @@
 import { nextAttemptAt, secretAad, signWebhook } from '../domain/webhooks.ts';
+import { tracedCall } from '../observability/tracing.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -71,26 +72,42 @@ export class WebhookDeliverer {
     try {
       if (signal?.aborted) throw new Error('the worker is stopping');
       const url = new URL(delivery.url);
-      answer = await postPublic(url, {
-        ...this.#o.network,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Atelier-Webhooks/1',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(
-            this.#secrets(delivery, sentAt),
-            delivery.id,
-            timestamp,
-            body,
-          ),
+      const post = (trace: Record<string, string>) =>
+        postPublic(url, {
+          ...this.#o.network,
+          headers: {
+            ...trace,
+            'content-type': 'application/json',
+            'user-agent': 'Atelier-Webhooks/1',
+            'webhook-id': delivery.id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signWebhook(
+              this.#secrets(delivery, sentAt),
+              delivery.id,
+              timestamp,
+              body,
+            ),
+          },
+          body,
+          timeoutMs: this.#o.timeoutMs,
+          excerptBytes,
+          maxBytes: maxAnswerBytes,
+          loopback: this.#o.allowLocalhost && isLoopbackUrl(url),
+        });
+      // A client span per delivery; the receiver gets its `traceparent`.
+      answer = await tracedCall(
+        {
+          name: 'atelier.webhook.deliver',
+          method: 'POST',
+          url: delivery.url,
+          attributes: {
+            'atelier.webhook.delivery_id': delivery.id,
+            'atelier.webhook.endpoint_id': delivery.endpoint_id,
+            'atelier.attempt': delivery.attempts,
+          },
         },
-        body,
-        timeoutMs: this.#o.timeoutMs,
-        excerptBytes,
-        maxBytes: maxAnswerBytes,
-        loopback: this.#o.allowLocalhost && isLoopbackUrl(url),
-      });
+        post,
+      );
     } catch (e) {
       error = (e as Error).message; // the account's delivery log: one wording for no public address
       logged = loggedReason(e);

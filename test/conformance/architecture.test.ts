@@ -81,7 +81,9 @@ const mayImport: Readonly<Record<string, readonly string[]>> = {
   config: ['domain', 'shared'],
   shared: [],
   domain: ['shared'],
-  observability: ['domain', 'shared'],
+  // config/ for the settings of what it starts (tracing-sdk.ts takes TracingConfig), as
+  // storage/ takes its S3Config.
+  observability: ['config', 'domain', 'shared'],
   store: ['config', 'domain', 'shared'],
   storage: ['config', 'domain', 'shared'],
   events: ['domain', 'shared', 'store'],

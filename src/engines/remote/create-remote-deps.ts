@@ -24,6 +24,8 @@ export interface RemoteDepsOptions {
   readonly ffmpeg: Ffmpeg;
   readonly observe: RemoteDeps['observe'];
   readonly clock?: Clock;
+  /** Traces each call of a model server (observability/tracing.ts `tracedCall`). */
+  readonly traceCall?: RemoteDeps['traceCall'];
   /** Tests only: how public hosts resolve and which local address stands for them. */
   readonly publicNetwork?: AddressCheckOptions & { ca?: string };
 }
@@ -64,6 +66,7 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
       },
     },
     ...(o.clock === undefined ? {} : { clock: o.clock }),
+    ...(o.traceCall === undefined ? {} : { traceCall: o.traceCall }),
   };
 }
 

@@ -1,6 +1,32 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
+import type { RemoteDeps } from './remote-deps.ts';
+
+/**
+ * {@link exchange} as one call of `backend`, traced when the deps trace (a client span, and
+ * `traceparent` on the request).
+ */
+export function providerExchange(
+  deps: Pick<RemoteDeps, 'traceCall'>,
+  backend: string,
+  url: string,
+  init: RequestInit,
+  o: { signal: AbortSignal; connectTimeoutMs: number },
+): Promise<Response> {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const send = (headers: Record<string, string>) => {
+    if (Object.keys(headers).length === 0) return exchange(url, init, o);
+    const merged = new Headers(init.headers);
+    for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+    return exchange(url, { ...init, headers: merged }, o);
+  };
+  if (deps.traceCall === undefined) return send({});
+  return deps.traceCall(
+    { name: method, method, url, attributes: { 'atelier.backend': backend } },
+    send,
+  );
+}
 
 /** Statuses whose responses have no body (the Response constructor refuses one). */
 const nullBodyStatuses = new Set([101, 103, 204, 205, 304]);

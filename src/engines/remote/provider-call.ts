@@ -1,6 +1,6 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { systemClock } from '../../shared/clock.ts';
-import { exchange } from './http-exchange.ts';
+import { providerExchange } from './http-exchange.ts';
 import type { RemoteDeps } from './remote-deps.ts';
 import { isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry-timing.ts';
 
@@ -60,7 +60,7 @@ export async function callProvider(deps: RemoteDeps, call: ProviderCall): Promis
     const attemptSignal = AbortSignal.any([call.signal, AbortSignal.timeout(o.callTimeoutMs)]);
     let response: Response;
     try {
-      response = await exchange(call.url, call.init, {
+      response = await providerExchange(deps, call.backend, call.url, call.init, {
         signal: attemptSignal,
         connectTimeoutMs: o.connectTimeoutMs,
       });

@@ -44,7 +44,23 @@ export interface RemoteDeps {
   };
   /** Time for `Retry-After` dates; the system clock when absent. */
   clock?: Clock;
+  /**
+   * Sends one HTTP exchange with a model server as a traced call: `send` gets the W3C trace
+   * context headers (`traceparent`, `tracestate`) to add. Absent, or tracing off: no headers.
+   */
+  traceCall?: TraceCall;
 }
+
+/** See {@link RemoteDeps.traceCall}. */
+export type TraceCall = <R extends { status: number }>(
+  call: {
+    readonly name: string;
+    readonly method: string;
+    readonly url: string;
+    readonly attributes: Readonly<Record<string, string | number>>;
+  },
+  send: (headers: Record<string, string>) => Promise<R>,
+) => Promise<R>;
 
 /** An output a provider linked to that could not be fetched, or was not what it should be. */
 export class RemoteOutputError extends Error {

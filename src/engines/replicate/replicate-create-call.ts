@@ -1,6 +1,6 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { systemClock } from '../../shared/clock.ts';
-import { exchange } from '../remote/http-exchange.ts';
+import { providerExchange } from '../remote/http-exchange.ts';
 import type { RemoteDeps } from '../remote/remote-deps.ts';
 import { parseRetryAfter, retryDelayMs } from '../remote/retry-timing.ts';
 
@@ -42,7 +42,10 @@ export async function sendCreate(
     const attemptSignal = AbortSignal.any([call.signal, AbortSignal.timeout(callTimeoutMs)]);
     let response: Response;
     try {
-      response = await exchange(call.url, call.init, { signal: attemptSignal, connectTimeoutMs });
+      response = await providerExchange(deps, call.backend, call.url, call.init, {
+        signal: attemptSignal,
+        connectTimeoutMs,
+      });
     } catch (error) {
       deps.observe(call.backend, 'failed', performance.now() - started, null);
       call.signal.throwIfAborted();
