@@ -14,6 +14,7 @@ import type {
 } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import type { OutageLog } from '../observability/outage-log.ts';
+import { contextFrom, inSpan, recordSpan } from '../observability/tracing.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
@@ -222,6 +223,24 @@ export class TaskRunner {
       backend: placement?.backend.id ?? null,
     };
     this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
+    // The submission's trace, whichever process submitted it: its context came with the task.
+    const submitted = contextFrom(task.trace_context);
+    const traced = {
+      'atelier.task_id': task.id,
+      'atelier.content_id': content.id,
+      'atelier.model_id': content.model_id,
+      'atelier.attempt': task.attempts,
+      ...(placement === undefined ? {} : { 'atelier.backend': placement.backend.id }),
+    };
+    // The first wait only: a retry's would overlap the runs before it.
+    if (task.attempts === 1 && task.claimed_at !== null) {
+      recordSpan('atelier.queue.wait', {
+        parent: submitted,
+        start: task.created_at,
+        end: task.claimed_at,
+        attributes: traced,
+      });
+    }
     const startedAt = performance.now();
     const ended = (fields: { finishCode: number | null; detail?: string | undefined }) => {
       const ms = Math.round(performance.now() - startedAt);
@@ -261,17 +280,24 @@ export class TaskRunner {
       let result: EngineResult;
       try {
         result = await Promise.race([
-          this.#execute(
-            { taskId: task.id, accountId: task.account_id, kind: content.kind },
-            content.model_id,
-            placement,
-            content.input,
-            {
-              signal: hold.signal,
-              reportProgress: progress.report,
-              checkpoint: this.#checkpoint(task),
-            },
-          ),
+          inSpan('atelier.engine.run', { parent: submitted, attributes: traced }, async (span) => {
+            const result = await this.#execute(
+              { taskId: task.id, accountId: task.account_id, kind: content.kind },
+              content.model_id,
+              placement,
+              content.input,
+              {
+                signal: hold.signal,
+                reportProgress: progress.report,
+                checkpoint: this.#checkpoint(task),
+              },
+            );
+            span.setAttributes({
+              'atelier.finish_code': result.ok ? FinishCode.Ok : result.finishCode,
+            });
+            if (!result.ok) span.fail(String(result.finishCode));
+            return result;
+          }),
           hold.timedOut,
         ]);
       } catch (error) {

@@ -8,6 +8,7 @@ import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/mo
 import { spenderOf } from '../domain/spending-limits.ts';
 import type { TaskEvents } from '../events/task-events.ts';
 import type { CreditAmount, Metrics } from '../observability/metrics.ts';
+import { annotate, currentCarrier, inSpan } from '../observability/tracing.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import {
@@ -108,7 +109,25 @@ export class GenerationService {
     kind: GenerationKind,
     input: Readonly<Record<string, unknown>>,
   ): Promise<Submission> {
+    // The span whose context the task carries: the worker's spans, in any process, join it.
+    return inSpan('atelier.submit', { attributes: { 'atelier.kind': kind } }, async (span) => {
+      const submission = await this.#submitTraced(actor, kind, input);
+      span.setAttributes({
+        'atelier.task_id': submission.taskId,
+        'atelier.content_id': submission.contentId,
+        'atelier.deduplicated': submission.deduplicated,
+      });
+      return submission;
+    });
+  }
+
+  async #submitTraced(
+    actor: Actor,
+    kind: GenerationKind,
+    input: Readonly<Record<string, unknown>>,
+  ): Promise<Submission> {
     const prepared = await this.#prepare(actor, kind, input, 'submit');
+    annotate({ 'atelier.model_id': prepared.model.modelId });
     const maxCredits = optionalMaxCredits(input.maxCredits);
     if (maxCredits !== null && prepared.credits > maxCredits) {
       throw new AppError(
@@ -290,7 +309,7 @@ export class GenerationService {
         creditsCharged: credits,
         webhookUrl: request.webhookUrl,
       },
-      task: { id: taskId, maxAttempts: this.#deps.maxAttempts },
+      task: { id: taskId, maxAttempts: this.#deps.maxAttempts, traceContext: currentCarrier() },
     });
     return { submission: { contentId, taskId, deduplicated: false }, debited: plan.parts };
   }

@@ -18,6 +18,7 @@ import * as revokedCodes from './migrations/0015-revoked-codes.ts';
 import * as backendPools from './migrations/0016-backend-pools.ts';
 import * as operating from './migrations/0017-operating.ts';
 import * as usageReport from './migrations/0018-usage-report.ts';
+import * as traceContext from './migrations/0019-trace-context.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -39,6 +40,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0016-backend-pools': backendPools,
   '0017-operating': operating,
   '0018-usage-report': usageReport,
+  '0019-trace-context': traceContext,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -129,6 +129,8 @@ export interface TasksTable {
   checkpoint_backend_id: Generated<string | null>;
   /** The backend that last failed to take it: the next claim prefers another. */
   avoid_backend_id: Generated<string | null>;
+  /** The W3C trace context of its submission (`traceparent`, `tracestate`); null untraced (0019). */
+  trace_context: Generated<Record<string, string> | null>;
 }
 
 /** A backend of a model's pool, from the configuration, with its health (0016). */

@@ -80,7 +80,12 @@ export interface NewSubmission {
   /** What to take from which balance of the content's account (none for a free model). */
   readonly debits: readonly DebitPart[];
   readonly content: NewContentRow;
-  readonly task: { readonly id: string; readonly maxAttempts: number };
+  readonly task: {
+    readonly id: string;
+    readonly maxAttempts: number;
+    /** The submission's W3C trace context, for the worker's spans; null when untraced. */
+    readonly traceContext?: Readonly<Record<string, string>> | null;
+  };
   /**
    * The credential charged (`spenderOf`) and what the debit adds to each of its limits; the
    * statement fails on `spending_counters_within_cap` (`isOverLimit`) when one would be
@@ -110,6 +115,7 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
   const { content, task, debits } = s;
   const spending = s.spending ?? { spender: null, at: null, charges: [] };
   const { charges } = spending;
+  const traceContext = task.traceContext ? JSON.stringify(task.traceContext) : null;
   const statement = sql`
     WITH plan AS (
       SELECT * FROM unnest(
@@ -147,8 +153,9 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
         ${content.webhookUrl ?? null})
       RETURNING id, account_id
     )
-    INSERT INTO tasks (id, content_id, account_id, max_attempts, model_id, fair_key)
+    INSERT INTO tasks (id, content_id, account_id, max_attempts, model_id, trace_context, fair_key)
     SELECT ${task.id}, id, account_id, ${task.maxAttempts}::integer, ${content.modelId},
+      ${traceContext}::jsonb,
       GREATEST(
         COALESCE(
           (SELECT max(r.fair_key) FROM tasks r

@@ -37,6 +37,7 @@ const allMigrations = [
   '0016-backend-pools',
   '0017-operating',
   '0018-usage-report',
+  '0019-trace-context',
 ];
 
 describe('bin/atelier on the embedded database', () => {
