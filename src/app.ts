@@ -16,6 +16,7 @@ import { mayReadMetrics, metricsRoute, metricsRoutes } from './edge/http/metrics
 import { rateLimitsPlugin } from './edge/http/rate-limits.ts';
 import { requestIdOf } from './edge/http/request-id.ts';
 import { serializeRequest } from './edge/http/request-log.ts';
+import { traceGraphqlOperations, traceRequests } from './edge/http/request-tracing.ts';
 import { textInputHook } from './edge/http/text-input.plugin.ts';
 import { uploadRoutes } from './edge/http/upload.route.ts';
 import { usageRoutes } from './edge/http/usage.route.ts';
@@ -88,6 +89,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     bodyLimit: config.maxBodyBytes,
   });
   http.addHook('onClose', async () => core.close());
+  // Before any route, so every request has its span; not at all when tracing is off.
+  if (config.tracing !== null) traceRequests(http);
   let metricsHttp: FastifyInstance | null = null;
   try {
     if (config.workerConcurrency > 0) core.startWorkers(http.log);
@@ -119,7 +122,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       schema,
       limits: config.graphqlLimits,
       maxBodyBytes: config.maxBodyBytes,
-      mercuriusHooks: graphqlOperationMetrics(core.metrics),
+      mercuriusHooks: (graphql) => {
+        graphqlOperationMetrics(core.metrics)(graphql);
+        if (config.tracing !== null) traceGraphqlOperations(graphql);
+      },
     });
     const webSocket = attachGraphqlWebSocket({
       schema,

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { GraphQLError, type GraphQLSchema, parse, specifiedRules, validate } from 'graphql';
+import {
+  execute,
+  GraphQLError,
+  type GraphQLSchema,
+  parse,
+  specifiedRules,
+  subscribe as subscribeTo,
+  validate,
+} from 'graphql';
 import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -10,6 +18,7 @@ import { isWellFormedApiKey } from '../../auth/api-key.ts';
 import { type AuthResult, type GraphqlCredentials, withAddress } from '../../auth/authenticate.ts';
 import type { QueryLimits } from '../../config/query-limits.ts';
 import type { OutageLog } from '../../observability/outage-log.ts';
+import { contextFrom, type OpenSpan, openSpan, withContext } from '../../observability/tracing.ts';
 import { clientAddressKey } from '../../shared/client-address.ts';
 import { invalidInput } from '../../shared/errors.ts';
 import { findTextProblem } from '../../shared/text-input.ts';
@@ -240,9 +249,22 @@ export function attachGraphqlWebSocket(options: {
         }
       },
       onSubscribe: async (ctx, id, payload) => {
+        // One server span per operation, in the trace the handshake's `traceparent` names.
+        const span = openSpan('graphql-ws operation', {
+          kind: 'server',
+          parent: contextFrom(ctx.extra.request.headers),
+          attributes: {
+            'atelier.request_id': operationId(ctx, id),
+            ...(payload.operationName ? { 'graphql.operation.name': payload.operationName } : {}),
+          },
+        });
+        if (span !== null) spans.set(operationId(ctx, id), span);
         try {
-          return await subscribe(ctx, id, payload);
+          const refused = await subscribe(ctx, id, payload);
+          if (refused !== undefined) endSpan(operationId(ctx, id), 'refused');
+          return refused;
         } catch (error) {
+          endSpan(operationId(ctx, id), 'error');
           const connection = connections.get(ctx);
           connection?.operations.delete(id);
           release(`${connection?.id}:${id}`);
@@ -251,6 +273,11 @@ export function attachGraphqlWebSocket(options: {
           return [new GraphQLError(failure.message, { originalError: failure })];
         }
       },
+      // Execution runs in the operation's span, so what it calls (a submission) is its child.
+      execute: (args) =>
+        withContext(spanOf(args.contextValue)?.context ?? null, () => execute(args)),
+      subscribe: (args) =>
+        withContext(spanOf(args.contextValue)?.context ?? null, () => subscribeTo(args)),
       context: (ctx, id): GraphqlContext => {
         const connection = connections.get(ctx)!;
         const auth = operationAuth.get(`${connection.id}:${id}`) ?? { kind: 'anonymous' };
@@ -286,6 +313,7 @@ export function attachGraphqlWebSocket(options: {
         };
       },
       onComplete: (ctx, id) => {
+        endSpan(operationId(ctx, id), null);
         const connection = connections.get(ctx);
         if (connection === undefined) return;
         const auth = operationAuth.get(`${connection.id}:${id}`);
@@ -301,12 +329,25 @@ export function attachGraphqlWebSocket(options: {
         );
       },
       // Errors before execution (parse, validation, limits): 120001 unless they carry a code.
-      onError: (ctx, id, _payload, errors) =>
-        operationErrors(errors, operationId(ctx, id), wording),
+      onError: (ctx, id, _payload, errors) => {
+        endSpan(operationId(ctx, id), 'error');
+        return operationErrors(errors, operationId(ctx, id), wording);
+      },
     },
     wss,
   );
   const operationAuth = new Map<string, AuthResult>();
+  /** Each traced operation's span, by its request id; none when tracing is off. */
+  const spans = new Map<string, OpenSpan>();
+  const spanOf = (contextValue: unknown) =>
+    spans.size === 0 ? undefined : spans.get((contextValue as GraphqlContext).requestId);
+  const endSpan = (requestId: string, failure: string | null) => {
+    const span = spans.get(requestId);
+    if (span === undefined) return;
+    spans.delete(requestId);
+    if (failure !== null) span.fail(failure);
+    span.end();
+  };
 
   function watchConnection(ctx: ConnectContext, connection: Connection) {
     const socket = ctx.extra.socket;

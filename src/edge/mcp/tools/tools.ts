@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { kindModules } from '../../../domain/kinds/kinds.ts';
+import { inSpan, tracingOn } from '../../../observability/tracing.ts';
 import { registerCancelGeneration } from './cancel-generation.tool.ts';
 import { registerEstimateCost } from './estimate-cost.tool.ts';
 import { registerGetAccount } from './get-account.tool.ts';
@@ -39,7 +40,8 @@ const tools: readonly RegisterTool[] = [
  * that name alone — a `tools/call` uses no other, and registering all of them was a tenth of
  * one. A name that is no tool's gets every tool, so the SDK answers it as it always does.
  */
-export function registerTools(server: McpServer, context: ToolContext, only?: string): void {
+export function registerTools(target: McpServer, context: ToolContext, only?: string): void {
+  const server: ToolServer = tracingOn() ? tracedTools(target) : target;
   if (only !== undefined) {
     let found = false;
     const one: ToolServer = {
@@ -54,3 +56,30 @@ export function registerTools(server: McpServer, context: ToolContext, only?: st
   }
   for (const register of tools) register(server, context);
 }
+
+/**
+ * Tools whose every call runs in a span of its own (`tools/call <name>`, child of the `/mcp`
+ * request's), attributed with the tool's name and whether it answered an error.
+ */
+function tracedTools(server: McpServer): ToolServer {
+  const registerTool = ((name: string, config: unknown, callback: ToolCallback) =>
+    server.registerTool(
+      name,
+      config as never,
+      (async (...args: unknown[]) =>
+        inSpan(
+          `tools/call ${name}`,
+          { attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } },
+          async (span) => {
+            const result = (await (callback as (...a: unknown[]) => unknown)(...args)) as {
+              isError?: boolean;
+            };
+            if (result?.isError === true) span.fail('tool_error');
+            return result;
+          },
+        )) as never,
+    )) as McpServer['registerTool'];
+  return { registerTool };
+}
+
+type ToolCallback = (...args: never[]) => unknown;
