@@ -9,10 +9,15 @@ const here = new URL('./assets/', import.meta.url);
 const require = createRequire(import.meta.url);
 const javascript = 'text/javascript; charset=utf-8';
 
+/** Where uPlot keeps its browser files (its package.json names the CommonJS build as main). */
+const uplot = path.dirname(require.resolve('uplot'));
+
 /**
- * Served files, read once at start: the pages' scripts and style, and two libraries as their
- * packages ship them for browsers (oauth4webapi's ES module, graphql-ws's UMD build, which sets
- * `globalThis.graphqlWs`). No build step: what is in the repository is what the browser runs.
+ * Served files, read once at start: the pages' scripts (the console's ES modules import one
+ * another by relative URL under /assets/) and style, and three libraries as their packages ship
+ * them for browsers (oauth4webapi's ES module, graphql-ws's UMD build, which sets
+ * `globalThis.graphqlWs`, and uPlot's ES module and stylesheet for the console's charts). No
+ * build step: what is in the repository is what the browser runs.
  */
 const assets: Record<string, { type: string; body: string }> = {
   'atelier.css': { type: 'text/css; charset=utf-8', body: own('atelier.css') },
@@ -29,6 +34,11 @@ const assets: Record<string, { type: string; body: string }> = {
       path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js'),
       'utf8',
     ),
+  },
+  'uplot.js': { type: javascript, body: readFileSync(path.join(uplot, 'uPlot.esm.js'), 'utf8') },
+  'uplot.css': {
+    type: 'text/css; charset=utf-8',
+    body: readFileSync(path.join(uplot, 'uPlot.min.css'), 'utf8'),
   },
 };
 

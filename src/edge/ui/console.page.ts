@@ -90,6 +90,7 @@ function landing(d: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Atelier</title>
 <link rel="stylesheet" href="/assets/atelier.css">
+<link rel="stylesheet" href="/assets/uplot.css">
 <script src="/assets/graphql-ws.js" defer></script>
 <script type="module" src="/assets/console.js"></script>
 </head>
