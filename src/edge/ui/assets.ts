@@ -24,6 +24,8 @@ const assets: Record<string, { type: string; body: string }> = {
   'login.js': { type: javascript, body: own('login.js') },
   'consent.js': { type: javascript, body: own('consent.js') },
   'console.js': { type: javascript, body: own('console.js') },
+  'client.js': { type: javascript, body: own('client.js') },
+  'dom.js': { type: javascript, body: own('dom.js') },
   'oauth4webapi.js': {
     type: javascript,
     body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),

@@ -2,68 +2,11 @@
 // "atelier.idToken"), in place of the landing page. It is a browser client of the API like any
 // other: the ID token in X-IdP-Token for GraphQL and in connection_init for graphql-ws
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
-// refuses, sends the person back to /login. DOM built with createElement only: nothing the
-// server or a person wrote is ever parsed as HTML.
+// refuses, sends the person back to /login (client.js). DOM built with createElement only
+// (dom.js).
 
-const storageKey = 'atelier.idToken';
-const unauthenticated = '100101';
-
-// ---------------------------------------------------------------- credentials and the API
-
-function claimsOf(idToken) {
-  try {
-    const payload = idToken.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    return JSON.parse(atob(payload));
-  } catch {
-    return null;
-  }
-}
-
-/** The stored ID token while it is valid for another few seconds, else null (and forgotten). */
-function currentToken() {
-  const idToken = sessionStorage.getItem(storageKey);
-  if (idToken === null) return null;
-  const claims = claimsOf(idToken);
-  if (claims === null || typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now() + 5000) {
-    sessionStorage.removeItem(storageKey);
-    return null;
-  }
-  return idToken;
-}
-
-function signInAgain() {
-  sessionStorage.removeItem(storageKey);
-  window.location.assign('/login?next=console');
-}
-
-class ApiError extends Error {
-  constructor(message, code, extensions) {
-    super(message);
-    this.code = code;
-    this.extensions = extensions;
-  }
-}
-
-async function api(query, variables = {}) {
-  const idToken = currentToken();
-  if (idToken === null) {
-    signInAgain();
-    throw new ApiError('Your sign-in has expired.', unauthenticated, {});
-  }
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-idp-token': idToken },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = await response.json();
-  const error = body.errors?.[0];
-  if (error !== undefined) {
-    const code = error.extensions?.code;
-    if (code === unauthenticated) signInAgain();
-    throw new ApiError(error.message, code, error.extensions ?? {});
-  }
-  return body.data;
-}
+import { ApiError, api, currentToken, forgetToken } from './client.js';
+import { dateTime, h, say, section } from './dom.js';
 
 let socket;
 /** One graphql-ws connection for the page, opened on first use, signed in with the ID token. */
@@ -121,40 +64,8 @@ function follow(taskId, onTask) {
   });
 }
 
-// ---------------------------------------------------------------- DOM helpers
+// ---------------------------------------------------------------- kinds
 
-/** h('p', { class: 'x' }, 'text', child): an element; attributes starting with "on" are listeners. */
-function h(tag, attributes = {}, ...children) {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
-    else if (value === true) element.setAttribute(name, '');
-    else element.setAttribute(name, String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    element.append(child instanceof Node ? child : String(child));
-  }
-  return element;
-}
-
-function section(id, title, ...children) {
-  return h(
-    'section',
-    { id, 'aria-labelledby': `${id}-title`, class: 'panel' },
-    h('h2', { id: `${id}-title` }, title),
-    ...children,
-  );
-}
-
-function say(target, text, kind = 'alert') {
-  target.replaceChildren(text);
-  target.setAttribute('role', kind === 'alert' ? 'alert' : 'status');
-  target.hidden = text === '';
-}
-
-const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 const kinds = [
   ['image', 'Image', 'generateImage', 'GenerateImageInput'],
   ['video', 'Video', 'generateVideo', 'GenerateVideoInput'],
@@ -792,7 +703,7 @@ async function showConsole() {
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {
-  sessionStorage.removeItem(storageKey);
+  forgetToken();
   socket?.dispose();
   window.location.assign('/');
 });
