@@ -26,6 +26,8 @@ const assets: Record<string, { type: string; body: string }> = {
   'console.js': { type: javascript, body: own('console.js') },
   'client.js': { type: javascript, body: own('client.js') },
   'dom.js': { type: javascript, body: own('dom.js') },
+  'usage.js': { type: javascript, body: own('usage.js') },
+  'charts.js': { type: javascript, body: own('charts.js') },
   'oauth4webapi.js': {
     type: javascript,
     body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),

@@ -3,10 +3,11 @@
 // other: the ID token in X-IdP-Token for GraphQL and in connection_init for graphql-ws
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
-// (dom.js).
+// (dom.js). Everyone gets a chart of their own usage (usage.js).
 
 import { ApiError, api, currentToken, forgetToken } from './client.js';
 import { dateTime, h, say, section } from './dom.js';
+import { renderOwnUsage } from './usage.js';
 
 let socket;
 /** One graphql-ws connection for the page, opened on first use, signed in with the ID token. */
@@ -673,6 +674,7 @@ async function showConsole() {
   const balances = h('ul', { id: 'balances', class: 'plain balances' });
   const generate = h('div', {});
   const history = h('div', { id: 'history', class: 'gallery' });
+  const usage = h('div', { id: 'own-usage' });
   const keys = h('div', {});
   const mcp = h('div', {});
   const failure = h('p', { hidden: true });
@@ -682,6 +684,7 @@ async function showConsole() {
     section('credits', 'Credits', balances),
     section('generate', 'Generate', generate),
     section('generations', 'Your generations', history),
+    section('usage', 'Your usage', usage),
     section('keys', 'API keys', keys),
     section('mcp', 'AI agents (MCP)', mcp),
   );
@@ -689,11 +692,13 @@ async function showConsole() {
   document.getElementById('sign-in').hidden = true;
   document.getElementById('sign-out').hidden = false;
   main.hidden = false;
-  const afterGeneration = () => Promise.all([renderAccount(balances), renderHistory(history)]);
+  const afterGeneration = () =>
+    Promise.all([renderAccount(balances), renderHistory(history), renderOwnUsage(usage)]);
   const loaded = await Promise.allSettled([
     renderAccount(balances),
     renderGenerate(generate, afterGeneration),
     renderHistory(history),
+    renderOwnUsage(usage),
     renderKeys(keys),
     renderMcp(mcp),
   ]);

@@ -33,3 +33,40 @@ export function say(target, text, kind = 'alert') {
 }
 
 export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/**
+ * A table with a caption: `columns` are header texts, `rows` arrays of cells (text or nodes);
+ * without rows, `empty` in words instead.
+ */
+export function table(caption, columns, rows, attributes = {}, empty = 'None.') {
+  if (rows.length === 0) return h('p', { class: 'detail' }, `${caption}: ${empty}`);
+  return h(
+    'div',
+    { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': caption },
+    h(
+      'table',
+      attributes,
+      h('caption', {}, caption),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          columns.map((c) => h('th', { scope: 'col' }, c)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((cells) =>
+          h(
+            'tr',
+            {},
+            cells.map((c) => h('td', {}, c ?? '—')),
+          ),
+        ),
+      ),
+    ),
+  );
+}
