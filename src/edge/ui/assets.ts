@@ -26,6 +26,9 @@ const assets: Record<string, { type: string; body: string }> = {
   'console.js': { type: javascript, body: own('console.js') },
   'client.js': { type: javascript, body: own('client.js') },
   'dom.js': { type: javascript, body: own('dom.js') },
+  'admin.js': { type: javascript, body: own('admin.js') },
+  'admin-accounts.js': { type: javascript, body: own('admin-accounts.js') },
+  'admin-audit.js': { type: javascript, body: own('admin-audit.js') },
   'usage.js': { type: javascript, body: own('usage.js') },
   'charts.js': { type: javascript, body: own('charts.js') },
   'oauth4webapi.js': {

@@ -3,8 +3,10 @@
 // other: the ID token in X-IdP-Token for GraphQL and in connection_init for graphql-ws
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
-// (dom.js). Everyone gets a chart of their own usage (usage.js).
+// (dom.js). Admin accounts also get the operator's pages (admin.js); everyone gets a chart of
+// their own usage (usage.js).
 
+import { adminPages, isAdmin, renderAdminPage } from './admin.js';
 import { ApiError, api, currentToken, forgetToken } from './client.js';
 import { dateTime, h, say, section } from './dom.js';
 import { renderOwnUsage } from './usage.js';
@@ -669,6 +671,10 @@ async function renderMcp(root) {
 
 // ---------------------------------------------------------------- the page
 
+/**
+ * The console's views: `#/` the person's own console, and, for admin accounts only, the
+ * operator's pages at `#/admin/<page>[/<id>]` (admin.js), each linked from the navigation.
+ */
 async function showConsole() {
   const main = document.getElementById('console');
   const balances = h('ul', { id: 'balances', class: 'plain balances' });
@@ -678,7 +684,9 @@ async function showConsole() {
   const keys = h('div', {});
   const mcp = h('div', {});
   const failure = h('p', { hidden: true });
-  main.replaceChildren(
+  const home = h(
+    'div',
+    { id: 'home' },
     h('h1', {}, 'Your console'),
     failure,
     section('credits', 'Credits', balances),
@@ -688,13 +696,17 @@ async function showConsole() {
     section('keys', 'API keys', keys),
     section('mcp', 'AI agents (MCP)', mcp),
   );
+  const adminView = h('div', { id: 'admin-page', hidden: true });
+  const nav = h('nav', { id: 'console-nav', 'aria-label': 'Console pages', hidden: true });
+  main.replaceChildren(nav, home, adminView);
   document.getElementById('landing').hidden = true;
   document.getElementById('sign-in').hidden = true;
   document.getElementById('sign-out').hidden = false;
   main.hidden = false;
   const afterGeneration = () =>
     Promise.all([renderAccount(balances), renderHistory(history), renderOwnUsage(usage)]);
-  const loaded = await Promise.allSettled([
+  const [admin, ...loaded] = await Promise.allSettled([
+    isAdmin(),
     renderAccount(balances),
     renderGenerate(generate, afterGeneration),
     renderHistory(history),
@@ -704,7 +716,39 @@ async function showConsole() {
   ]);
   const failed = loaded.find((r) => r.status === 'rejected');
   if (failed !== undefined) say(failure, failed.reason.message);
+  if (admin.status === 'fulfilled' && admin.value) {
+    nav.replaceChildren(
+      h(
+        'ul',
+        {},
+        h('li', {}, h('a', { href: '#/' }, 'Your console')),
+        adminPages.map(([route, title]) =>
+          h('li', {}, h('a', { href: `#/admin/${route}` }, title)),
+        ),
+      ),
+    );
+    nav.hidden = false;
+    const route = () => showRoute(nav, home, adminView).catch((e) => say(failure, e.message));
+    window.addEventListener('hashchange', route);
+    await route();
+  }
   main.dataset.ready = 'true';
+}
+
+/** Shows the view the address names: an admin page (#/admin/<page>[/<id>]) or the console. */
+async function showRoute(nav, home, adminView) {
+  const [first, page, id] = window.location.hash.replace(/^#\/?/, '').split('/');
+  const isAdminPage = first === 'admin' && adminPages.some(([route]) => route === page);
+  for (const link of nav.querySelectorAll('a')) {
+    const current = isAdminPage ? link.hash === `#/admin/${page}` : link.hash === '#/';
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  home.hidden = isAdminPage;
+  adminView.hidden = !isAdminPage;
+  if (!isAdminPage) return;
+  delete adminView.dataset.page;
+  await renderAdminPage(adminView, page, id === undefined ? undefined : decodeURIComponent(id));
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {

@@ -1,6 +1,8 @@
 // DOM helpers of the console pages. Elements are built with createElement only: nothing the
 // server or a person wrote is ever parsed as HTML.
 
+import { forbidden } from './client.js';
+
 /** h('p', { class: 'x' }, 'text', child): an element; attributes starting with "on" are listeners. */
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -33,6 +35,51 @@ export function say(target, text, kind = 'alert') {
 }
 
 export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** What a refusal means to the person who met it; 110202 in words, the rest as the server said. */
+export function refusalText(error) {
+  if (error?.code === forbidden) return 'Only admin accounts can do this.';
+  return error?.message ?? String(error);
+}
+
+/**
+ * A form's errors where they belong: an error naming a field (`extensions.field`) next to that
+ * control (aria-invalid, aria-describedby), anything else in the form's own message. `clear()`
+ * before each submit, so nothing stale stays on the page.
+ */
+export function formErrors(form, message) {
+  const clear = () => {
+    for (const note of form.querySelectorAll('.field-error')) note.remove();
+    for (const control of form.querySelectorAll('[aria-invalid]')) {
+      control.removeAttribute('aria-invalid');
+      control.removeAttribute('aria-describedby');
+    }
+    say(message, '');
+  };
+  const show = (error) => {
+    const problems = error?.extensions?.problems ?? [
+      { field: error?.extensions?.field, message: error?.message },
+    ];
+    let placed = 0;
+    for (const { field, message: text } of problems) {
+      const control = typeof field === 'string' ? form.elements.namedItem(field) : null;
+      if (!(control instanceof HTMLElement)) continue;
+      const id = `${form.id}-${field}-error`;
+      control.setAttribute('aria-invalid', 'true');
+      control.setAttribute('aria-describedby', id);
+      control.after(
+        h(
+          'span',
+          { id, class: 'field-error', role: 'alert' },
+          String(text).replace(`${field}: `, ''),
+        ),
+      );
+      if (placed++ === 0) control.focus();
+    }
+    if (placed === 0) say(message, refusalText(error));
+  };
+  return { clear, show };
+}
 
 /**
  * A table with a caption: `columns` are header texts, `rows` arrays of cells (text or nodes);
@@ -68,5 +115,60 @@ export function table(caption, columns, rows, attributes = {}, empty = 'None.') 
         ),
       ),
     ),
+  );
+}
+
+/**
+ * A table read a page at a time: `page(after)` answers `{ rows, pageInfo }`; "Show more" adds
+ * the next page under the rows already shown. Resolves once the first page is in.
+ */
+export async function pagedTable(root, { caption, columns, page, empty, id }) {
+  const body = h('tbody', {});
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Show more');
+  const message = h('p', { hidden: true });
+  let after = null;
+  const load = async () => {
+    const { rows, pageInfo } = await page(after);
+    body.append(
+      ...rows.map((cells) =>
+        h(
+          'tr',
+          {},
+          cells.map((c) => h('td', {}, c ?? '—')),
+        ),
+      ),
+    );
+    after = pageInfo.endCursor;
+    more.hidden = !pageInfo.hasNextPage;
+  };
+  more.addEventListener('click', () => {
+    say(message, '');
+    load().catch((error) => say(message, refusalText(error)));
+  });
+  await load();
+  root.replaceChildren(
+    body.children.length === 0
+      ? h('p', { id }, empty)
+      : h(
+          'div',
+          { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': caption },
+          h(
+            'table',
+            { id },
+            h('caption', {}, caption),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                columns.map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            body,
+          ),
+        ),
+    more,
+    message,
   );
 }

@@ -1,7 +1,8 @@
-// Usage charts: everyone's own usage on the console. Every number comes from `usageReport`
-// (submissions by UTC day of submission); nothing is estimated in the browser.
+// Usage charts: everyone's own usage on the console, and the operator's charts on the admin
+// Usage page. Every number comes from `usageReport` (submissions by UTC day of submission) or,
+// for waits, from `adminTasks`; nothing is estimated in the browser.
 
-import { chartFigure, lastDays, seriesByDay } from './charts.js';
+import { chartFigure, lastDays, seriesByDay, timeText } from './charts.js';
 import { api } from './client.js';
 import { h } from './dom.js';
 
@@ -31,5 +32,88 @@ export async function renderOwnUsage(root) {
       x: range.days,
       series: seriesByDay(rows, range.days, 'modelId', (r) => r.creditsCharged - r.creditsRefunded),
     }),
+  );
+}
+
+const finished = (row, test) =>
+  row.finishes.filter((f) => test(f.code)).reduce((sum, f) => sum + f.count, 0);
+
+/** The admin Usage page: every account's submissions, failures and waits. */
+export async function renderAdminUsage(root) {
+  const range = lastDays(30);
+  const [byModel, byBackend, byDay, recent] = await Promise.all([
+    report(range, ['DAY', 'MODEL']),
+    report(range, ['DAY', 'BACKEND']),
+    report(range, ['DAY']),
+    api(`{ adminTasks(first: 100) { nodes { taskId createdAt startedAt } } }`),
+  ]);
+  const pooled = byBackend.filter((r) => r.backend !== null);
+  const waits = recent.adminTasks.nodes
+    .filter((t) => t.startedAt !== null)
+    .map((t) => ({
+      at: Date.parse(t.createdAt) / 1000,
+      seconds: (Date.parse(t.startedAt) - Date.parse(t.createdAt)) / 1000,
+    }))
+    .sort((a, b) => a.at - b.at);
+  root.replaceChildren(
+    chartFigure({
+      id: 'usage-by-model-chart',
+      title: 'Submissions per day by model, every account, last 30 days',
+      unit: 'submissions',
+      x: range.days,
+      series: seriesByDay(byModel, range.days, 'modelId', (r) => r.submissions),
+    }),
+    pooled.length === 0
+      ? h(
+          'p',
+          { id: 'failures-by-backend-empty' },
+          'No runs on a pool’s backends in the last 30 days (built-in engines record none).',
+        )
+      : chartFigure({
+          id: 'failures-by-backend-chart',
+          title: 'Failed runs per day by backend, last 30 days',
+          unit: 'failed runs',
+          x: range.days,
+          series: seriesByDay(pooled, range.days, 'backend', (r) => r.providerFailures),
+        }),
+    chartFigure({
+      id: 'flow-chart',
+      title: 'Submitted, succeeded, failed and not yet finished, by day of submission',
+      unit: 'tasks',
+      x: range.days,
+      series: [
+        ['submitted', (r) => r.submissions],
+        ['succeeded', (r) => finished(r, (code) => code === 0)],
+        ['failed', (r) => finished(r, (code) => code !== 0)],
+        ['not finished yet', (r) => r.submissions - finished(r, () => true)],
+      ].map(([label, value]) => ({
+        label,
+        values: seriesByDay(byDay, range.days, null, value)[0]?.values ?? range.days.map(() => 0),
+      })),
+    }),
+    waits.length === 0
+      ? h('p', { id: 'wait-empty' }, 'No task of the latest hundred has started yet.')
+      : chartFigure({
+          id: 'wait-chart',
+          title: 'Wait from submission to start, the latest 100 tasks',
+          unit: 'seconds',
+          x: waits.map((w) => w.at),
+          series: [{ label: 'wait', values: waits.map((w) => Math.round(w.seconds * 10) / 10) }],
+          format: timeText,
+          xLabel: 'Submitted',
+          whole: false,
+          summary: ([s]) => {
+            const sorted = [...s.values].sort((a, b) => a - b);
+            const median = sorted[Math.floor((sorted.length - 1) / 2)];
+            return `${sorted.length} started tasks: median ${median} s, longest ${sorted.at(-1)} s`;
+          },
+        }),
+    h(
+      'p',
+      { class: 'detail' },
+      'Atelier keeps no history of its queue’s depth: what is queued now shows on each task ' +
+        '(queuePosition) and in /metrics (atelier_queue_depth, for a scraper to keep); “not ' +
+        'finished yet” counts the tasks of each day still queued or running.',
+    ),
   );
 }
