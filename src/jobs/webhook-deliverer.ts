@@ -1,5 +1,5 @@
 import { nextAttemptAt, secretAad, signWebhook } from '../domain/webhooks.ts';
-import { tracedCall } from '../observability/tracing.ts';
+import { contextFrom, tracedCall, withContext } from '../observability/tracing.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -94,19 +94,24 @@ export class WebhookDeliverer {
           maxBytes: maxAnswerBytes,
           loopback: this.#o.allowLocalhost && isLoopbackUrl(url),
         });
-      // A client span per delivery; the receiver gets its `traceparent`.
-      answer = await tracedCall(
-        {
-          name: 'atelier.webhook.deliver',
-          method: 'POST',
-          url: delivery.url,
-          attributes: {
-            'atelier.webhook.delivery_id': delivery.id,
-            'atelier.webhook.endpoint_id': delivery.endpoint_id,
-            'atelier.attempt': delivery.attempts,
-          },
-        },
-        post,
+      // A client span per delivery, in the trace of the generation a task's event is about;
+      // the receiver gets its `traceparent`.
+      answer = await withContext(
+        delivery.trace_context === null ? null : contextFrom(delivery.trace_context),
+        () =>
+          tracedCall(
+            {
+              name: 'atelier.webhook.deliver',
+              method: 'POST',
+              url: delivery.url,
+              attributes: {
+                'atelier.webhook.delivery_id': delivery.id,
+                'atelier.webhook.endpoint_id': delivery.endpoint_id,
+                'atelier.attempt': delivery.attempts,
+              },
+            },
+            post,
+          ),
       );
     } catch (e) {
       error = (e as Error).message; // the account's delivery log: one wording for no public address

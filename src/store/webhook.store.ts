@@ -112,6 +112,8 @@ export interface DueDelivery extends WebhookDeliveryRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_until: Date | null;
+  /** The W3C trace context of the generation a task's event is about (0019), if it has one. */
+  trace_context: Record<string, string> | null;
 }
 
 /**
@@ -143,8 +145,10 @@ export async function claimDeliveries(
       RETURNING d.*
     )
     SELECT claimed.*, coalesce(claimed.one_off_url, e.url) AS url, e.one_off, e.secret,
-      e.previous_secret, e.previous_secret_until
-    FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`.execute(q);
+      e.previous_secret, e.previous_secret_until, t.trace_context
+    FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id
+    -- A task's event joins the trace of its generation (the receiver's traceparent says so).
+    LEFT JOIN tasks t ON t.id = claimed.payload -> 'data' ->> 'taskId'`.execute(q);
   return rows;
 }
 

@@ -13,6 +13,7 @@ import { type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlp-receive
 import { remoteImageModel } from '../../helpers/remote-engines.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 import { OpenAiStandin } from '../../helpers/standins/openai.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 // Issue 32 §6: one generation is one trace, from the client's span through the GraphQL request
 // and the submission (API process) to the wait in the queue, the engine run and its call of the
@@ -41,6 +42,7 @@ describe('traces across an API and a worker process [postgres]', {
 }, () => {
   const standin = new OpenAiStandin(key);
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let hooks: WebhookReceiver;
   let database: Database;
   let seeder: TestApp;
   let api: RunningServer;
@@ -49,6 +51,7 @@ describe('traces across an API and a worker process [postgres]', {
   before(async () => {
     await standin.server.listen();
     receiver = await startOtlpReceiver();
+    hooks = await startWebhookReceiver();
     database = await createTestDatabase('postgres');
     const models = JSON.stringify([remoteImageModel('mdl_traced', standin.baseUrl, 'gpt-image-1')]);
     // In process, only to seed accounts: untraced, and it runs no tasks.
@@ -62,6 +65,7 @@ describe('traces across an API and a worker process [postgres]', {
       REMOTE_KEY: key,
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '20', // 20 ms: spans leave at once
+      WEBHOOK_ALLOW_LOCALHOST: 'true',
     };
     api = await startServer({ ...env, WORKER_CONCURRENCY: '0' });
     worker = await startWorker({ ...env, WORKER_CONCURRENCY: '1', TASK_POLL_MS: '100' });
@@ -72,6 +76,7 @@ describe('traces across an API and a worker process [postgres]', {
     await seeder?.close();
     await database?.close();
     await receiver?.close();
+    await hooks?.close();
     await standin.server.close();
   });
 
@@ -79,6 +84,11 @@ describe('traces across an API and a worker process [postgres]', {
     const { apiKey } = await seedAccount(seeder.app, { credits: { standard: 100 } });
     const traceId = randomBytes(16).toString('hex');
     const clientSpanId = randomBytes(8).toString('hex');
+    const hook = await graphql(api.url, {
+      query: `mutation { createWebhookEndpoint(input: { url: "${hooks.url}", events: [task_finished] }) { secret } }`,
+      apiKey,
+    });
+    assert.deepEqual(errorCodes(hook), []);
     const { taskId } = await submitTraced(api.url, apiKey, `00-${traceId}-${clientSpanId}-01`);
     await waitForTask(api.url, apiKey, taskId);
 
@@ -128,6 +138,12 @@ describe('traces across an API and a worker process [postgres]', {
     const ofTask = spans.filter((s) => s.attributes['atelier.task_id'] === taskId);
     assert.ok(ofTask.length >= 3);
     assert.deepEqual([...new Set(ofTask.map((s) => s.traceId))], [traceId]);
+    // The webhook of its end is sent in the same trace, and says so to the receiver.
+    const [delivered] = await hooks.received(1);
+    await receiver.until((all) => named(all, 'atelier.webhook.deliver') !== undefined);
+    const delivery = named(receiver.spans, 'atelier.webhook.deliver')!;
+    assert.equal(delivery.kind, CLIENT);
+    assert.equal(delivered?.headers.traceparent, `00-${traceId}-${delivery.spanId}-01`);
     // Nothing in attributes that a client wrote (the prompt).
     assert.ok(!JSON.stringify(spans).includes('lighthouse'));
   });
