@@ -4,18 +4,20 @@ import { GraphqlAuthenticator } from './auth/authenticate.ts';
 import type { ClientMetadataOptions } from './auth/oauth/client-metadata-documents.ts';
 import { type OauthServer, openOauthServer } from './auth/oauth/oauth-server.ts';
 import { openSignIn } from './auth/sign-in.ts';
-import { type Config, ConfigError } from './config/config.ts';
-import { type PoolBackend, poolOf } from './domain/backends.ts';
-import { builtinElements, builtinModels } from './domain/builtin-catalogue.ts';
-import { configuredVoices, duplicateVoiceProblems } from './domain/configured-voices.ts';
+import {
+  catalogueModels,
+  checkCatalogue,
+  configuredBackends,
+  recordedBackends,
+} from './catalogue.ts';
+import type { Config } from './config/config.ts';
+import { builtinElements } from './domain/builtin-catalogue.ts';
+import { configuredVoices } from './domain/configured-voices.ts';
 import { creditCategories } from './domain/credits.ts';
-import type { ModelDefinition } from './domain/model.ts';
 import type { Services } from './edge/services.ts';
-import type { Engine } from './engines/engine.ts';
 import { Ffmpeg } from './engines/media/ffmpeg.ts';
-import { bindingProblems, builtinEngines } from './engines/registry.ts';
+import { builtinEngines } from './engines/registry.ts';
 import { createRemoteDeps, type RemoteDepsOptions } from './engines/remote/create-remote-deps.ts';
-import { backendName } from './engines/remote/remote-deps.ts';
 import { measureAudio } from './engines/speech/audio.ts';
 import { listEspeakVoices } from './engines/speech/espeak.ts';
 import { renderVoicePreview } from './engines/speech/voice-preview.ts';
@@ -157,69 +159,8 @@ export function databaseLocation(config: Config): DatabaseLocation {
       };
 }
 
-/**
- * Built-in models, with configured ones added or replacing them by modelId, each bound to an
- * engine that makes its kind; otherwise the service refuses to start, listing every problem.
- */
-export function catalogueModels(
-  config: Pick<Config, 'models'>,
-  engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
-): ModelDefinition[] {
-  const { models, problems } = checkCatalogue(config.models, engines);
-  if (problems.length > 0) {
-    throw new ConfigError(problems.map((problem) => `MODELS: ${problem}`));
-  }
-  return models;
-}
-
-/** The catalogue `configured` makes with the built-ins, and every problem binding it. */
-function checkCatalogue(
-  configured: readonly ModelDefinition[],
-  engines: ReadonlyMap<string, Pick<Engine, 'kinds'>>,
-): { models: ModelDefinition[]; problems: string[] } {
-  const byId = new Map(builtinModels.map((m) => [m.modelId, m]));
-  for (const model of configured) byId.set(model.modelId, model);
-  const models = [...byId.values()];
-  return {
-    models,
-    problems: [
-      ...bindingProblems(models, engines),
-      ...duplicateVoiceProblems(configuredVoices(models)),
-    ],
-  };
-}
-
 /** Topics of the broadcast. */
 export const topics = { mcpCancel: 'mcp-cancel', backends: 'backends', models: 'models' } as const;
-
-/**
- * The backends recorded in the database: every backend of a model that lists a pool, and the
- * one engine of a model whose engine talks to a server (it has health). A model on a built-in
- * engine alone holds nothing, and its tasks are claimed as before pools.
- */
-export function recordedBackends(
-  models: readonly ModelDefinition[],
-  engines: ReadonlyMap<string, Pick<Engine, 'probe'>>,
-): PoolBackend[] {
-  return models.flatMap((m) =>
-    m.backends !== undefined || engines.get(m.engine)?.probe !== undefined ? poolOf(m) : [],
-  );
-}
-
-/**
- * The model servers of backends that name one (`engineOptions.baseUrl`), as `/readyz` lists
- * them.
- */
-function configuredBackends(models: readonly ModelDefinition[]): string[] {
-  const urls = models
-    .flatMap(poolOf)
-    .flatMap((b) =>
-      typeof b.engineOptions.baseUrl === 'string'
-        ? [backendName(b.engine, b.engineOptions.baseUrl)]
-        : [],
-    );
-  return [...new Set(urls)];
-}
 
 /**
  * What the process is: a server records the built-in identity provider's issuer on a new data

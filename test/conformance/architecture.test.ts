@@ -62,8 +62,11 @@ const wireLibraries = [
 const mayImport: Readonly<Record<string, readonly string[]>> = {
   'main.ts': ['app.ts', 'core.ts', 'config', 'services', 'shared'],
   'app.ts': ['core.ts', 'config', 'edge', 'rate-limits', 'services', 'shared'],
+  // The catalogue bound to the engines: what start and every reload check (catalogue.ts).
+  'catalogue.ts': ['config', 'domain', 'engines', 'shared'],
   // The composition root constructs every concrete thing; edge/ only for its Services type.
   'core.ts': [
+    'catalogue.ts',
     'auth',
     'config',
     'domain',
