@@ -19,6 +19,7 @@ import {
   type OperatorTaskRow,
   searchAccounts,
 } from '../store/operator.store.ts';
+import { queueHistory } from '../store/queue-history.store.ts';
 import type { AccountService, CreditBalance, GrantInput, UserProfile } from './account.service.ts';
 import type { ApiKeyInfo, ApiKeyService } from './api-key.service.ts';
 import { audited } from './audited.ts';
@@ -54,6 +55,25 @@ export interface OperatorTaskView {
     detail: string | null;
   } | null;
 }
+
+/** The queue at one instant, and the submissions until the next (`queueHistory`). */
+export interface QueuePoint {
+  at: Date;
+  queued: number;
+  running: number;
+  submitted: number;
+  meanWaitSeconds: number | null;
+}
+
+export interface QueueHistoryInput {
+  from: Date;
+  to: Date;
+  /** How many instants, `from` the first, evenly apart until `to` (2 to 500). */
+  points: number;
+  modelId?: string | null | undefined;
+}
+
+const longestHistoryMs = 31 * 86_400_000; // 31 days
 
 export interface AccountSearchInput {
   text?: string | null | undefined;
@@ -212,6 +232,38 @@ export class AdminService {
     );
     await this.#d.modelStatuses.refresh();
     await this.#d.modelStatuses.announce();
+  }
+
+  /**
+   * The queue's depth (queued, running) at `points` instants and the wait of what was
+   * submitted between them, read back from the tasks' own times: the chart of a queue over
+   * time without a sampler.
+   */
+  async queueHistory(actor: Actor, input: QueueHistoryInput): Promise<QueuePoint[]> {
+    await this.require(actor);
+    const problems = [];
+    const spanMs = input.to.getTime() - input.from.getTime();
+    if (!(spanMs > 0)) problems.push({ field: 'to', message: 'must be after from' });
+    else if (spanMs > longestHistoryMs)
+      problems.push({ field: 'to', message: 'at most 31 days after from' });
+    if (!Number.isInteger(input.points) || input.points < 2 || input.points > 500) {
+      problems.push({ field: 'points', message: 'must be a whole number from 2 to 500' });
+    }
+    if (problems.length > 0) throw invalidInput(problems);
+    const rows = await queueHistory(
+      this.#d.db,
+      input.from,
+      spanMs / (input.points - 1),
+      input.points,
+      input.modelId ?? null,
+    );
+    return rows.map((r) => ({
+      at: r.at,
+      queued: r.queued,
+      running: r.running,
+      submitted: r.submitted,
+      meanWaitSeconds: r.mean_wait_seconds,
+    }));
   }
 
   /** Tasks of every account (or one), newest first. */

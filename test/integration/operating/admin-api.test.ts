@@ -329,6 +329,104 @@ describeEachBackend('the admin API (issue 32 §1)', (backend) => {
     );
   });
 
+  it('reads the queue’s depth and wait over time back from the tasks’ own times', async () => {
+    const user = await seedAccount(t.app);
+    // Three generations of a quiet afternoon long ago, as the queue recorded them.
+    const at = (time: string) => `2020-01-01T${time}Z`;
+    const tasks = [
+      { id: 'a', created: at('00:00:30'), started: at('00:01:30'), finished: at('00:02:30') },
+      { id: 'b', created: at('00:00:45'), started: at('00:02:45'), finished: at('00:10:00') },
+      { id: 'c', created: at('00:03:10'), started: null, finished: at('00:05:00') },
+    ];
+    for (const task of tasks) {
+      await database.db
+        .insertInto('contents')
+        .values({
+          id: `cnt_history-${task.id}`,
+          account_id: user.account.id,
+          kind: 'image',
+          model_id: 'mdl_history',
+          input: '{}',
+          input_hash: task.id,
+          credits_charged: 0,
+          created_at: new Date(task.created),
+        })
+        .execute();
+      await database.db
+        .insertInto('tasks')
+        .values({
+          id: `tsk_history-${task.id}`,
+          content_id: `cnt_history-${task.id}`,
+          account_id: user.account.id,
+          model_id: 'mdl_history',
+          max_attempts: 1,
+          status: 'finished',
+          finish_code: task.started === null ? 2 : 0,
+          created_at: new Date(task.created),
+          started_at: task.started === null ? null : new Date(task.started),
+          finished_at: new Date(task.finished),
+        })
+        .execute();
+    }
+    const history = async (variables: Record<string, unknown>, apiKey = admin.apiKey) =>
+      graphql<{ adminQueueHistory: Array<Record<string, unknown>> }>(t.url, {
+        query: `query H($from: DateTime!, $to: DateTime!, $points: Int, $modelId: ID) {
+          adminQueueHistory(from: $from, to: $to, points: $points, modelId: $modelId) {
+            at queued running submitted meanWaitSeconds
+          }
+        }`,
+        variables,
+        apiKey,
+      });
+    const answer = await history({
+      from: at('00:00:00'),
+      to: at('00:04:00'),
+      points: 5,
+      modelId: 'mdl_history',
+    });
+    assert.deepEqual(errorCodes(answer), [], JSON.stringify(answer.body.errors));
+    assert.deepEqual(answer.body.data?.adminQueueHistory, [
+      { at: '2020-01-01T00:00:00.000Z', queued: 0, running: 0, submitted: 2, meanWaitSeconds: 90 },
+      {
+        at: '2020-01-01T00:01:00.000Z',
+        queued: 2,
+        running: 0,
+        submitted: 0,
+        meanWaitSeconds: null,
+      },
+      {
+        at: '2020-01-01T00:02:00.000Z',
+        queued: 1,
+        running: 1,
+        submitted: 0,
+        meanWaitSeconds: null,
+      },
+      {
+        at: '2020-01-01T00:03:00.000Z',
+        queued: 0,
+        running: 1,
+        submitted: 1,
+        meanWaitSeconds: null,
+      },
+      {
+        at: '2020-01-01T00:04:00.000Z',
+        queued: 1,
+        running: 1,
+        submitted: 0,
+        meanWaitSeconds: null,
+      },
+    ]);
+
+    const backwards = await history({ from: at('00:04:00'), to: at('00:00:00'), points: 1 });
+    assert.deepEqual(errorCodes(backwards), ['120001']);
+    assert.deepEqual(backwards.body.errors?.[0]?.extensions?.problems, [
+      { field: 'to', message: 'must be after from' },
+      { field: 'points', message: 'must be a whole number from 2 to 500' },
+    ]);
+    const asUser = await history({ from: at('00:00:00'), to: at('00:04:00') }, user.apiKey);
+    assert.deepEqual(errorCodes(asUser), ['110202']);
+  });
+
   it('reads one account whole: balances, keys without secrets, connections, webhooks, recent tasks', async () => {
     const user = await seedAccount(t.app, { credits: { standard: 30 } });
     const { taskId } = await submitOk(t.url, user.apiKey, { modelId, prompt: 'a lighthouse' });

@@ -292,6 +292,12 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     assert.equal(flow.succeeded, 1);
     assert.equal(flow.failed, 1);
     assert.equal(flow['not finished yet'], 0);
+    // The queue over the last day: both tasks are done by now, and were submitted within it.
+    await page.waitForSelector('#queue-depth-chart canvas');
+    const depth = Object.values(await chartTable(page, 'queue-depth-chart'));
+    assert.equal(depth.length, 49);
+    assert.deepEqual(depth.at(-1), { queued: 0, running: 0 });
+    assert.match((await page.textContent('#queue-wait-chart figcaption')) ?? '', /\b2 submitted\b/);
     const byBackend = (await usageToday(t, admin.apiKey, ['DAY', 'BACKEND'])).filter(
       (r) => r.backend !== null,
     );

@@ -1,6 +1,6 @@
 import type { ObjectRef } from '@pothos/core';
 import type { CreditBalance, UserProfile } from '../../../services/account.service.ts';
-import type { OperatorTaskView } from '../../../services/admin.service.ts';
+import type { OperatorTaskView, QueuePoint } from '../../../services/admin.service.ts';
 import type { ApiKeyInfo } from '../../../services/api-key.service.ts';
 import type { ModelView } from '../../../services/catalogue.service.ts';
 import type { McpConnectionView } from '../../../services/mcp-connection.service.ts';
@@ -117,6 +117,20 @@ export function addAdminSchema(builder: Builder, shared: SharedTypes, refs: Admi
     shared.PageInfo,
   );
 
+  const QueuePointRef = builder.objectRef<QueuePoint>('QueuePoint').implement({
+    description: 'The queue at one instant, and what was submitted until the next.',
+    fields: (t) => ({
+      at: t.expose('at', { type: 'DateTime' }),
+      queued: t.exposeInt('queued', { description: 'Submitted by then and not yet started.' }),
+      running: t.exposeInt('running', { description: 'Started by then and not yet finished.' }),
+      submitted: t.exposeInt('submitted', { description: 'Submitted from then until the next.' }),
+      meanWaitSeconds: t.exposeFloat('meanWaitSeconds', {
+        nullable: true,
+        description: 'Their mean wait from submission to start, of those that started.',
+      }),
+    }),
+  });
+
   const TaskFilter = builder.inputType('OperatorTaskFilter', {
     fields: (t) => ({
       accountId: t.id(),
@@ -167,6 +181,24 @@ export function addAdminSchema(builder: Builder, shared: SharedTypes, refs: Admi
       description: `One account, or null. ${forAdmins}`,
       args: { accountId: t.arg.id({ required: true }) },
       resolve: (_root, args, ctx) => ctx.services.admin.account(requireActor(ctx), args.accountId),
+    }),
+    adminQueueHistory: t.field({
+      type: [QueuePointRef],
+      nullable: true,
+      description: `The queue's depth and wait over time (every model, or one), from the tasks' own times: \`points\` instants from \`from\` to \`to\` (at most 31 days). A task that waited more than a day before an instant is not counted in it. ${forAdmins}`,
+      args: {
+        from: t.arg({ type: 'DateTime', required: true }),
+        to: t.arg({ type: 'DateTime', required: true }),
+        points: t.arg.int({ defaultValue: 48 }),
+        modelId: t.arg.id(),
+      },
+      resolve: (_root, args, ctx) =>
+        ctx.services.admin.queueHistory(requireActor(ctx), {
+          from: args.from,
+          to: args.to,
+          points: args.points ?? 48,
+          modelId: args.modelId,
+        }),
     }),
     adminTasks: t.field({
       type: TaskConnection,

@@ -1,6 +1,7 @@
 // Usage charts: everyone's own usage on the console, and the operator's charts on the admin
-// Usage page. Every number comes from `usageReport` (submissions by UTC day of submission) or,
-// for waits, from `adminTasks`; nothing is estimated in the browser.
+// Usage page. Every number comes from `usageReport` (submissions by UTC day of submission),
+// `adminQueueHistory` (the queue over the last day, read back from the tasks' own times) or, for
+// the latest waits, `adminTasks`; nothing is estimated in the browser.
 
 import { chartFigure, lastDays, seriesByDay, timeText } from './charts.js';
 import { api } from './client.js';
@@ -10,6 +11,21 @@ const reportQuery = `query ($from: DateTime!, $to: DateTime!, $groupBy: [UsageDi
   usageReport(from: $from, to: $to, groupBy: $groupBy) {
     day modelId backend submissions finishes { code count }
     creditsCharged creditsRefunded providerCalls providerFailures } }`;
+
+const historyQuery = `query ($from: DateTime!, $to: DateTime!) {
+  adminQueueHistory(from: $from, to: $to, points: 49) {
+    at queued running submitted meanWaitSeconds } }`;
+
+/** The queue every half hour over the last day, the last point now. */
+async function queueHistory(now = Date.now()) {
+  const to = new Date(now);
+  const from = new Date(now - 86_400_000);
+  const { adminQueueHistory } = await api(historyQuery, {
+    from: from.toISOString(),
+    to: to.toISOString(),
+  });
+  return adminQueueHistory.map((p) => ({ ...p, at: Date.parse(p.at) / 1000 }));
+}
 
 const report = async (range, groupBy) =>
   (await api(reportQuery, { from: range.from, to: range.to, groupBy })).usageReport;
@@ -41,11 +57,12 @@ const finished = (row, test) =>
 /** The admin Usage page: every account's submissions, failures and waits. */
 export async function renderAdminUsage(root) {
   const range = lastDays(30);
-  const [byModel, byBackend, byDay, recent] = await Promise.all([
+  const [byModel, byBackend, byDay, recent, history] = await Promise.all([
     report(range, ['DAY', 'MODEL']),
     report(range, ['DAY', 'BACKEND']),
     report(range, ['DAY']),
     api(`{ adminTasks(first: 100) { nodes { taskId createdAt startedAt } } }`),
+    queueHistory(),
   ]);
   const pooled = byBackend.filter((r) => r.backend !== null);
   const waits = recent.adminTasks.nodes
@@ -91,6 +108,39 @@ export async function renderAdminUsage(root) {
         values: seriesByDay(byDay, range.days, null, value)[0]?.values ?? range.days.map(() => 0),
       })),
     }),
+    chartFigure({
+      id: 'queue-depth-chart',
+      title: 'Queue depth every half hour, last 24 hours',
+      unit: 'tasks',
+      x: history.map((p) => p.at),
+      series: [
+        { label: 'queued', values: history.map((p) => p.queued) },
+        { label: 'running', values: history.map((p) => p.running) },
+      ],
+      format: timeText,
+      xLabel: 'At',
+      summary: ([queued, running]) =>
+        `now ${queued.values.at(-1)} queued and ${running.values.at(-1)} running; at most ` +
+        `${Math.max(...queued.values)} queued`,
+    }),
+    chartFigure({
+      id: 'queue-wait-chart',
+      title: 'Mean wait from submission to start, by half hour of submission, last 24 hours',
+      unit: 'seconds',
+      x: history.map((p) => p.at),
+      series: [
+        {
+          label: 'mean wait',
+          values: history.map((p) => Math.round((p.meanWaitSeconds ?? 0) * 10) / 10),
+        },
+      ],
+      format: timeText,
+      xLabel: 'Submitted from',
+      whole: false,
+      summary: () =>
+        `${history.reduce((n, p) => n + p.submitted, 0)} submitted; a half hour with no ` +
+        'started task reads 0',
+    }),
     waits.length === 0
       ? h('p', { id: 'wait-empty' }, 'No task of the latest hundred has started yet.')
       : chartFigure({
@@ -111,9 +161,9 @@ export async function renderAdminUsage(root) {
     h(
       'p',
       { class: 'detail' },
-      'Atelier keeps no history of its queue’s depth: what is queued now shows on each task ' +
-        '(queuePosition) and in /metrics (atelier_queue_depth, for a scraper to keep); “not ' +
-        'finished yet” counts the tasks of each day still queued or running.',
+      'The queue’s depth is read back from the tasks’ own times (submitted, started, ' +
+        'finished): a task that waited more than a day before a point is not counted in it. ' +
+        '“Not finished yet” counts the tasks of each day still queued or running.',
     ),
   );
 }
