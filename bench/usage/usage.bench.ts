@@ -7,7 +7,8 @@
 // failed and refunded, a quarter run on a pool with one or two recorded runs each), vacuums it as
 // autovacuum would, then times the report of June 2025 by day × model through the store
 // function (`usageReport`) and through GraphQL (`usageReport` as an admin, in-process HTTP),
-// medians of several runs.
+// and the admin console's queue chart (`queueHistory`: one day at 49 points), medians of
+// several runs.
 //
 //   node bench/usage/usage.bench.ts [--tasks 1000000] [--runs 9]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { queueHistory } from '../../src/store/queue-history.store.ts';
 import { usageReport } from '../../src/store/usage.store.ts';
 import { type BenchRow, report } from '../report.ts';
 import { benchPostgres, withScratchDatabase } from '../scratch-database.ts';
@@ -71,6 +73,16 @@ await withScratchDatabase(benchPostgres, async (url) => {
       if (i > 0) storeMs.push(performance.now() - t0); // the first warms the cache
     }
 
+    // The admin console's queue chart: a day of the year's queue at 49 points (every half hour).
+    const day = new Date('2025-06-15T00:00:00Z');
+    const historyMs: number[] = [];
+    for (let i = 0; i < runs + 1; i++) {
+      const t0 = performance.now();
+      const points = await queueHistory(db, day, 1_800_000, 49, null);
+      if (points.length !== 49 || points[24]!.submitted === 0) throw new Error('no history');
+      if (i > 0) historyMs.push(performance.now() - t0);
+    }
+
     const admin = await app.services.accounts.create({
       alias: 'bench-admin',
       role: 'admin',
@@ -113,6 +125,15 @@ await withScratchDatabase(benchPostgres, async (url) => {
       },
       {
         bench: 'usage',
+        measure: `the queue over a day at 49 points, ${size} tasks, store [postgres]`,
+        atelier: median(historyMs),
+        baseline: floorMs,
+        baselineName: 'floor: issue 32 target',
+        unit: 'ms',
+        higherIsBetter: false,
+      },
+      {
+        bench: 'usage',
         measure: `a month by day × model, ${size} tasks, GraphQL [postgres]`,
         atelier: median(graphqlMs),
         baseline: floorMs,
@@ -130,6 +151,7 @@ await withScratchDatabase(benchPostgres, async (url) => {
       })),
     );
     console.log(`store runs (ms): ${storeMs.map((ms) => ms.toFixed(0)).join(' ')}`);
+    console.log(`queue history runs (ms): ${historyMs.map((ms) => ms.toFixed(0)).join(' ')}`);
     console.log(`GraphQL runs (ms): ${graphqlMs.map((ms) => ms.toFixed(0)).join(' ')}`);
     report(results);
   } finally {
