@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type PoolBackend, poolOf } from '../domain/backends.ts';
 import { FinishCode } from '../domain/finish-code.ts';
 import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
 import type {
@@ -31,6 +30,7 @@ import {
 } from '../store/task-queue.store.ts';
 import type { BackendHealthService } from './backend-health.ts';
 import { type EngineInputs, engineRequest } from './engine-request.ts';
+import { failsOver, type Placement, Placements } from './placement.ts';
 import { progressWriter } from './progress-writer.ts';
 import { RunHold } from './run-hold.ts';
 import { storeOutputs } from './store-outputs.ts';
@@ -62,16 +62,6 @@ export interface TaskRunnerOptions {
   health: BackendHealthService;
 }
 
-/** A claimed task's run: where it runs and what it runs. */
-interface Placement {
-  readonly model: ModelDefinition;
-  /** The claimed backend of a pool; the model's one engine when the claim named none. */
-  readonly backend: PoolBackend;
-  /** Whether the claim holds a slot on a recorded backend (its runs are recorded). */
-  readonly recorded: boolean;
-  readonly poolSize: number;
-}
-
 /**
  * Runs queued tasks: claims under a lease (with a slot on one of its model's backends),
  * renews it while the engine works, writes progress, and finishes (media, or failure with
@@ -86,8 +76,7 @@ export class TaskRunner {
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, (reason: StopReason) => void>();
   readonly #sleepers = new Set<() => void>();
-  /** Each definition's pool; a reloaded catalogue's definitions are new objects. */
-  readonly #pools = new WeakMap<ModelDefinition, readonly PoolBackend[]>();
+  readonly #placements: Placements;
   #slots: Promise<void>[] = [];
   #stopping = false;
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -95,6 +84,7 @@ export class TaskRunner {
 
   constructor(options: TaskRunnerOptions) {
     this.#o = options;
+    this.#placements = new Placements(options.log);
   }
 
   start(): void {
@@ -200,7 +190,8 @@ export class TaskRunner {
 
   async #run({ task, content }: ClaimedTask): Promise<void> {
     const model = this.#o.model(content.model_id);
-    const placement = model === undefined ? undefined : this.#place(model, task.backend_id);
+    const placement =
+      model === undefined ? undefined : this.#placements.place(model, task.backend_id);
     const hold = new RunHold({
       db: this.#o.db,
       log: this.#o.log,
@@ -329,7 +320,7 @@ export class TaskRunner {
         if (backendFault) await this.#o.health.failed(placement.backend, reason);
         else await this.#o.health.answered(placement.backend);
       }
-      if (backendFault && this.#failsOver(task, placement)) {
+      if (backendFault && failsOver(task, placement)) {
         await attempt(
           'failed_over',
           result.ok ? null : (result.detail ?? result.message),
@@ -382,41 +373,6 @@ export class TaskRunner {
     );
     if (!loaded.ok) return loaded;
     return engine.run(loaded.request, context);
-  }
-
-  /**
-   * Where a claimed task runs: the backend its claim holds a slot on, or, for a claim that
-   * named none (a model without recorded backends), the model's first. A backend this node
-   * does not know (its configuration differs) runs as the model's first too.
-   */
-  #place(model: ModelDefinition, backendId: string | null): Placement {
-    let pool = this.#pools.get(model);
-    if (pool === undefined) {
-      pool = poolOf(model);
-      this.#pools.set(model, pool);
-    }
-    const claimed = backendId === null ? undefined : pool.find((b) => b.id === backendId);
-    if (backendId !== null && claimed === undefined) {
-      this.#o.log.warn(
-        { modelId: model.modelId, backend: backendId },
-        "a claim named a backend this node's MODELS does not have; running on the model's first",
-      );
-    }
-    return {
-      model,
-      backend: claimed ?? pool[0]!,
-      recorded: backendId !== null,
-      poolSize: pool.length,
-    };
-  }
-
-  /**
-   * Whether a run that failed for its backend's sake goes to another backend of its pool:
-   * when the pool has another and the task has attempts left. Alone in its pool, a backend's
-   * failure finishes the task, as it always did.
-   */
-  #failsOver(task: ClaimedTask['task'], placement: Placement | undefined): boolean {
-    return placement !== undefined && placement.poolSize > 1 && task.attempts < task.max_attempts;
   }
 
   /** Back to the queue, counted as an attempt; the next claim passes this backend over. */
