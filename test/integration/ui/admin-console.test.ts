@@ -68,7 +68,15 @@ async function open(page: Page, route: string): Promise<void> {
   await page.waitForSelector(`#admin-page[data-page=${route}]`);
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
+/** The UTC day a task was submitted on, as the charts and the usage report count it. */
+async function dayOf(database: Database, taskId: string): Promise<string> {
+  const row = await database.db
+    .selectFrom('tasks')
+    .select('created_at')
+    .where('id', '=', taskId)
+    .executeTakeFirstOrThrow();
+  return row.created_at.toISOString().slice(0, 10);
+}
 
 /** A chart's text alternative: its table as { day: { column: number } }. */
 async function chartTable(page: Page, id: string): Promise<Record<string, Record<string, number>>> {
@@ -93,8 +101,13 @@ interface UsageRow {
   providerFailures: number;
 }
 
-async function usageToday(t: TestApp, apiKey: string, groupBy: string[]): Promise<UsageRow[]> {
-  const from = `${today()}T00:00:00Z`;
+async function usageOn(
+  day: string,
+  t: TestApp,
+  apiKey: string,
+  groupBy: string[],
+): Promise<UsageRow[]> {
+  const from = `${day}T00:00:00Z`;
   const to = new Date(Date.parse(from) + 86_400_000).toISOString();
   const answer = await graphql<{ usageReport: UsageRow[] }>(t.url, {
     query: `query ($from: DateTime!, $to: DateTime!, $groupBy: [UsageDimension!]!) {
@@ -119,6 +132,8 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
   let admin: SeededAccount;
   let user: SeededAccount;
   let failedTaskId: string;
+  /** The day of the suite's two submissions (not today: a run may pass midnight UTC). */
+  let submittedOn: string;
 
   before(async () => {
     await standin.server.listen();
@@ -147,6 +162,7 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     const ok = await submitOk(t.url, user.apiKey, { modelId, prompt: 'a good lighthouse' });
     assert.equal((await waitForTask(t.url, user.apiKey, ok.taskId)).finishCode, FinishCode.Ok);
     const bad = await submitOk(t.url, user.apiKey, { modelId, prompt: 'a bad size' });
+    submittedOn = await dayOf(database, bad.taskId);
     failedTaskId = bad.taskId;
     const failed = await waitForTask(t.url, user.apiKey, bad.taskId);
     assert.equal(failed.finishCode, FinishCode.EngineFailure);
@@ -284,10 +300,10 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     await page.waitForSelector('#usage-by-model-chart canvas');
     await page.waitForSelector('#flow-chart canvas');
     await page.waitForSelector('#wait-chart canvas');
-    const byModel = await usageToday(t, admin.apiKey, ['DAY', 'MODEL']);
-    const shown = (await chartTable(page, 'usage-by-model-chart'))[today()]!;
+    const byModel = await usageOn(submittedOn, t, admin.apiKey, ['DAY', 'MODEL']);
+    const shown = (await chartTable(page, 'usage-by-model-chart'))[submittedOn]!;
     for (const r of byModel) assert.equal(shown[r.modelId!], r.submissions, r.modelId!);
-    const flow = (await chartTable(page, 'flow-chart'))[today()]!;
+    const flow = (await chartTable(page, 'flow-chart'))[submittedOn]!;
     assert.equal(flow.submitted, 2);
     assert.equal(flow.succeeded, 1);
     assert.equal(flow.failed, 1);
@@ -298,11 +314,11 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     assert.equal(depth.length, 49);
     assert.deepEqual(depth.at(-1), { queued: 0, running: 0 });
     assert.match((await page.textContent('#queue-wait-chart figcaption')) ?? '', /\b2 submitted\b/);
-    const byBackend = (await usageToday(t, admin.apiKey, ['DAY', 'BACKEND'])).filter(
+    const byBackend = (await usageOn(submittedOn, t, admin.apiKey, ['DAY', 'BACKEND'])).filter(
       (r) => r.backend !== null,
     );
     if (byBackend.length > 0) {
-      const failures = (await chartTable(page, 'failures-by-backend-chart'))[today()]!;
+      const failures = (await chartTable(page, 'failures-by-backend-chart'))[submittedOn]!;
       for (const r of byBackend) assert.equal(failures[r.backend!], r.providerFailures);
     }
     assert.match(
@@ -320,8 +336,9 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     const page = await signIn(browser, t, person.account.id, test);
     await page.waitForSelector('#own-usage-chart canvas');
     assert.equal(await page.isHidden('#console-nav'), true);
-    const mine = await usageToday(t, person.apiKey, ['DAY', 'MODEL']);
-    const shown = (await chartTable(page, 'own-usage-chart'))[today()]!;
+    const day = await dayOf(database, done.taskId);
+    const mine = await usageOn(day, t, person.apiKey, ['DAY', 'MODEL']);
+    const shown = (await chartTable(page, 'own-usage-chart'))[day]!;
     assert.deepEqual(
       shown,
       Object.fromEntries(mine.map((r) => [r.modelId, r.creditsCharged - r.creditsRefunded])),
