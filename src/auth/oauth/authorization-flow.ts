@@ -220,44 +220,47 @@ export class AuthorizationFlow {
       back.searchParams.set('error', 'access_denied');
     } else {
       const code = randomToken();
-      await upsertConnection(this.#d.db, {
-        accountId: session.accountId!,
-        clientId: client.clientId,
-        clientName: client.name,
-        clientUri: client.clientUri,
-        logoUri: client.logoUri,
-        scopes: pending.scope,
-      });
-      if (limit !== null) {
-        await applyConsentLimit(
-          this.#d.db,
-          session.accountId!,
-          client.clientId,
-          limit,
-          this.#d.clock.now(),
-        );
-      }
-      await appendAudit(
-        this.#d.db,
-        this.#d.clock.now(),
-        { accountId: session.accountId!, credential: 'browser_session', address },
-        {
+      // The consent, its limit, its audit entry and its code stand or fall together.
+      await this.#d.db.transaction().execute(async (trx) => {
+        await upsertConnection(trx, {
           accountId: session.accountId!,
-          action: 'mcp.consented',
-          target: client.clientId,
-          detail: { clientName: client.name, scopes: pending.scope, limits: limit },
-        },
-      );
-      await insertCode(this.#d.db, {
-        code_hash: sha256Hex(code),
-        client_id: client.clientId,
-        account_id: session.accountId!,
-        redirect_uri: pending.redirect_uri,
-        resource: pending.resource,
-        scope: pending.scope,
-        code_challenge: pending.code_challenge,
-        // The token endpoint compares this on the clock port, so it is written on it too.
-        expires_at: new Date(this.#d.clock.now().getTime() + codeLifetimeMs),
+          clientId: client.clientId,
+          clientName: client.name,
+          clientUri: client.clientUri,
+          logoUri: client.logoUri,
+          scopes: pending.scope,
+        });
+        if (limit !== null) {
+          await applyConsentLimit(
+            trx,
+            session.accountId!,
+            client.clientId,
+            limit,
+            this.#d.clock.now(),
+          );
+        }
+        await appendAudit(
+          trx,
+          this.#d.clock.now(),
+          { accountId: session.accountId!, credential: 'browser_session', address },
+          {
+            accountId: session.accountId!,
+            action: 'mcp.consented',
+            target: client.clientId,
+            detail: { clientName: client.name, scopes: pending.scope, limits: limit },
+          },
+        );
+        await insertCode(trx, {
+          code_hash: sha256Hex(code),
+          client_id: client.clientId,
+          account_id: session.accountId!,
+          redirect_uri: pending.redirect_uri,
+          resource: pending.resource,
+          scope: pending.scope,
+          code_challenge: pending.code_challenge,
+          // The token endpoint compares this on the clock port, so it is written on it too.
+          expires_at: new Date(this.#d.clock.now().getTime() + codeLifetimeMs),
+        });
       });
       back.searchParams.set('code', code);
     }
