@@ -5,7 +5,7 @@
 //   npm run bench -- --quick           shorter runs, to see that everything works
 //   npm run bench -- graphql engines   some of them
 //
-// The table is printed and written to bench/results/latest.md (the README shows it). With a
+// The table is printed and written to bench/results/latest.md (docs/performance.md shows it). With a
 // PostgreSQL server in BENCH_DATABASE_URL or TEST_DATABASE_URL, the benchmarks that can also
 // measure Atelier on it, and the queue's baseline (graphile-worker) needs one.
 import { spawn } from 'node:child_process';

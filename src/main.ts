@@ -30,7 +30,7 @@ export async function serve(
       console.warn(
         `WARNING: the built-in identity provider keeps this data store's issuer ${idp.issuer}, ` +
           `not ${config.identity.issuer} (PUBLIC_URL/idp); sign-ins work as before. ` +
-          'See README "The built-in identity provider\'s issuer".',
+          'See docs/authentication.md, "The built-in identity provider\'s issuer".',
       );
     }
     firstRun =

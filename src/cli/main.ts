@@ -37,11 +37,11 @@ Commands:
   oauth rotate-key                        a new signing key for MCP access tokens (old ones verify until they expire)
   models reload                           check MODELS (CONFIG_FILE) again and use it on every node, or list its problems
   usage --from DATE --to DATE [--group-by day,model] [--account ID] [--model M] [--kind K]
-        [--backend B] [--credential C]    usage of [from, to) by dimension (README "Usage report")
+        [--backend B] [--credential C]    usage of [from, to) by dimension (docs/usage.md)
 
 Operator commands print JSON. With the embedded database and a server running on it, they run
 in that server (through DATA_DIR/control/atelier.sock, the data directory owner's only).
-Configuration comes from the environment (see README "Configuration").`;
+Configuration comes from the environment (see docs/configuration.md).`;
 
 /** Thrown for a command line that cannot be run; printed with the usage. */
 class UsageError extends Error {}
@@ -165,8 +165,8 @@ function repairDataDirModes(dataDir: string): void {
   if (changed === 0) return;
   console.warn(
     `WARNING: ${changed} entries under DATA_DIR ${dataDir} were open to other users; they are ` +
-      'now the owner\'s only (directories 0700, files 0600). See README "The data directory" ' +
-      'if other people can log in on this machine.',
+      'now the owner\'s only (directories 0700, files 0600). See docs/operating.md, "The data ' +
+      'directory", if other people can log in on this machine.',
   );
 }
 

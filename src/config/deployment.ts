@@ -61,7 +61,7 @@ export interface DeploymentConfig {
   readonly mediaStore: { readonly kind: 'local' } | { readonly kind: 's3'; readonly s3: S3Config };
 }
 
-/** The variables of a deployment, in the README's order (see variables.ts). */
+/** The variables of a deployment, in the configuration table's order (see variables.ts). */
 export const deploymentVariables = {
   RATE_LIMIT_PER_WINDOW: {
     type: wholeNumber(0, 1_000_000),

@@ -74,7 +74,7 @@ const protocol = z.enum(['http/json'], {
 /** The specification's booleans: `true` in any letter case is true, anything else false. */
 const specBoolean = z.string().transform((value) => value.trim().toLowerCase() === 'true');
 
-/** The variables of tracing, in the README's order (see variables.ts). */
+/** The variables of tracing, in the configuration table's order (see variables.ts). */
 export const tracingVariables = {
   OTEL_EXPORTER_OTLP_ENDPOINT: {
     type: otlpUrl.optional(),

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /**
- * One configuration variable, declared once: the loader, its error messages and the README's
+ * One configuration variable, declared once: the loader, its error messages and the
  * configuration table (`npm run docs:config`) are all made from these.
  */
 export interface Variable<T extends z.ZodType = z.ZodType> {
@@ -9,9 +9,9 @@ export interface Variable<T extends z.ZodType = z.ZodType> {
   readonly type: T;
   /** Used when neither the environment nor `CONFIG_FILE` sets it, written as it would be there. */
   readonly default?: string;
-  /** The README's default cell when it is not just {@link default} (derived, or worth a unit). */
+  /** The table's default cell when it is not just {@link default} (derived, or worth a unit). */
   readonly shownDefault?: string;
-  /** The README's meaning cell (Markdown, one line). */
+  /** The table's meaning cell (Markdown, one line). */
   readonly description: string;
   /** An empty environment value is a value, not "unset" (DESIGN.md: empty turns CIMD off). */
   readonly emptyIsAValue?: boolean;

@@ -6,8 +6,8 @@ import { fromJson, isHttpOrigin, isHttpUrl, isWebOrigin, wholeNumber } from './v
 import type { Variable } from './variable.ts';
 
 /**
- * Every variable Atelier reads, in the README's order: the loader's schema, its defaults and
- * the README's configuration table are made from this (`npm run docs:config` rewrites the
+ * Every variable Atelier reads, in the table's order: the loader's schema, its defaults and
+ * the configuration table of docs/configuration.md are made from this (`npm run docs:config` rewrites the
  * table; a conformance test fails when they differ).
  */
 export const variables = {
@@ -85,7 +85,7 @@ export const variables = {
     type: modelsSchema,
     default: '[]',
     description:
-      'JSON array of models added to (or replacing, by `modelId`) the built-in catalogue; see below',
+      'JSON array of models added to (or replacing, by `modelId`) the built-in catalogue; see [Models and engines](models.md)',
   },
   CREDIT_CATEGORIES: {
     type: z
@@ -144,7 +144,7 @@ export const variables = {
     type: wholeNumber(2, 100),
     default: '12',
     description:
-      'deepest nesting of one GraphQL document, fragments expanded (see "Using the API")',
+      'deepest nesting of one GraphQL document, fragments expanded (see [the GraphQL API](graphql.md#using-the-api))',
   },
   GRAPHQL_MAX_ALIASES: {
     type: wholeNumber(0, 1000),

@@ -26,7 +26,7 @@ type RedisWithHit = Redis & {
 /**
  * Rate-limit windows in Redis, shared by every node that uses the same Redis and key prefix,
  * one script call per hit: about 3× the hits per second of the same three commands sent as
- * a MULTI (one request and one reply instead of five; README, "Performance").
+ * a MULTI (one request and one reply instead of five; docs/performance.md).
  *
  * Redis is an accelerator, not a dependency: commands are not queued while it is unreachable
  * and time out quickly, so a Redis outage makes the limiter fail open (the caller skips the

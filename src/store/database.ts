@@ -87,7 +87,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
  * kept), and a small buffer cache. initdb writes `shared_buffers = 128MB`, about 130 MiB of this
  * process's memory touched at start for a database that is small and local; 8MB (1,024 pages)
  * holds its hot pages: 16MB cost 10 MiB more idle RSS for GraphQL reads within 2 % of the same
- * rate (bench/start, bench/graphql; README "Start and footprint"). One backend in single-user
+ * rate (bench/start, bench/graphql; docs/performance.md, "Start and footprint"). One backend in single-user
  * mode needs no more connections.
  * Given at every start, so an existing data directory gets them too.
  */

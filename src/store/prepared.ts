@@ -26,7 +26,7 @@ const compiler = new Kysely<Tables>({
 /**
  * A query built and compiled once, then run with new parameter values. For the reads made on
  * every request: building Kysely's operation tree and compiling it anew each time was about a
- * tenth of the CPU of an authenticated GraphQL request (README, "Performance").
+ * tenth of the CPU of an authenticated GraphQL request (docs/performance.md).
  *
  * `build` receives the placeholders in place of the values; they must become the compiled
  * query's parameters, all of them and in order (checked here, once), so a query whose builder
@@ -74,7 +74,7 @@ function nameStatement(sql: string): void {
  * Makes a PostgreSQL client run the named statements as prepared statements: node-postgres
  * parses a named statement once per connection and then only binds and executes it, and
  * PostgreSQL may keep a generic plan. Parsing and planning the queue's statements was about a
- * quarter of PostgreSQL's CPU per job (README, "Performance"). Kysely passes SQL and values,
+ * quarter of PostgreSQL's CPU per job (docs/performance.md). Kysely passes SQL and values,
  * so the client's `query` is wrapped here to add the name.
  */
 export function nameStatementsOn(client: pg.ClientBase): void {
@@ -95,7 +95,7 @@ export function nameStatementsOn(client: pg.ClientBase): void {
  * Runs the named statements on `connection` (PGlite's one connection) as PostgreSQL prepared
  * statements: each is `PREPARE`d on first use and then `EXECUTE`d, so PostgreSQL plans it
  * once, not on every call. Planning was most of the per-request reads' cost in PGlite — the
- * MCP token read took 614 µs as a query and 155 µs executed (README, "Performance"). PGlite's
+ * MCP token read took 614 µs as a query and 155 µs executed (docs/performance.md). PGlite's
  * query API has no named statements, and `EXECUTE` takes no bind parameters, so the values go
  * in as literals, quoted by node-postgres (text values only; any other runs as a query).
  * A prepared statement outlives a rolled-back transaction.

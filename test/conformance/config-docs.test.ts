@@ -3,20 +3,22 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { configVariables, loadConfig } from '../../src/config/config.ts';
 import {
+  configPage,
   describeTableDrift,
   readConfigTable,
   renderConfigTable,
-} from '../../src/config/readme-table.ts';
+} from '../../src/config/config-table.ts';
 import { variables } from '../../src/config/variables.ts';
 
-// The configuration is declared once (src/config/variables.ts); the README's table is made
-// from it by `npm run docs:config`, and these tests fail when the two drift apart.
+// The configuration is declared once (src/config/variables.ts); the table of
+// docs/configuration.md is made from it by `npm run docs:config`, and these tests fail when the
+// two drift apart.
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const page = readFileSync(new URL(`../../${configPage}`, import.meta.url), 'utf8');
 
 describe('configuration documentation', () => {
-  it("README.md's configuration table is the rendering of the declaration", () => {
-    const drift = describeTableDrift(readme, renderConfigTable(variables));
+  it("docs/configuration.md's table is the rendering of the declaration", () => {
+    const drift = describeTableDrift(page, renderConfigTable(variables));
     assert.equal(drift, null, drift ?? '');
   });
 
@@ -24,7 +26,7 @@ describe('configuration documentation', () => {
     const rendered = renderConfigTable(variables);
     const portRow = '| `PORT` | `8080` | HTTP port |';
     assert.ok(rendered.includes(portRow));
-    const edited = readme.replace(portRow, '| `PORT` | `80` | HTTP port |');
+    const edited = page.replace(portRow, '| `PORT` | `80` | HTTP port |');
     const drift = describeTableDrift(edited, rendered) ?? '';
     assert.match(drift, /^- \| `PORT` \| `80` \| HTTP port \|$/m);
     assert.match(drift, /^\+ \| `PORT` \| `8080` \| HTTP port \|$/m);
@@ -43,7 +45,7 @@ describe('configuration documentation', () => {
     });
     loadConfig({ env, cwd: '/tmp' });
     assert.deepEqual([...read].sort(), [...configVariables].sort());
-    const rows = (readConfigTable(readme) ?? '').split('\n').slice(2);
+    const rows = (readConfigTable(page) ?? '').split('\n').slice(2);
     const documented = rows.map((row) => /^\| `(\w+)` \|/.exec(row)?.[1]);
     assert.deepEqual(documented, [...configVariables]);
     for (const [name, variable] of Object.entries(variables))

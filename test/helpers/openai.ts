@@ -10,7 +10,7 @@ export function openaiClient(url: string, apiKey: string, options: ClientOptions
 }
 
 /**
- * The SDK with its idempotency header switched on, as the README shows: every POST gets an
+ * The SDK with its idempotency header switched on, as docs/openai-api.md shows: every POST gets an
  * `Idempotency-Key` (the `idempotencyKey` request option, or one the SDK makes up), and its
  * automatic retries resend the same one.
  */

@@ -12,7 +12,7 @@ import { createTestDatabase } from '../helpers/database.ts';
 import { testPicture } from '../helpers/media.ts';
 import { seedAccount } from '../helpers/seed.ts';
 
-// The README's examples (examples/), run as a person runs them, against a real server with the
+// The examples of docs/getting-started.md (examples/), run as a person runs them, against a real server with the
 // built-in engines: each prices, submits with an idempotency key, follows the task and downloads.
 
 const run = promisify(execFile);

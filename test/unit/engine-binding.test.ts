@@ -89,7 +89,7 @@ describe('openai-images options against the model family (issue 30 §4)', () => 
     capabilities: { ...sketch.capabilities, maxElements: 0, formats },
   });
 
-  it('takes the README’s gpt-image-1 model and dall-e models with no extra option', () => {
+  it('takes the gpt-image-1 model of docs/engine-openai.md and dall-e models with no extra option', () => {
     const models = [
       imageModel('gpt-image-1', {}, ['png', 'jpeg', 'webp']),
       imageModel('dall-e-3', {}),

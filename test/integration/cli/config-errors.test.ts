@@ -6,14 +6,15 @@ import { after, describe, it } from 'node:test';
 import { atelier } from '../../helpers/cli.ts';
 
 // What an operator sees when the configuration is wrong: every problem at once, each naming
-// its variable, in the order of the README's configuration table, and nothing started.
+// its variable, in the order of the configuration table (docs/configuration.md), and nothing
+// started.
 
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-/** The variables of the README's configuration table, top to bottom. */
-const documented = [...readme.matchAll(/^\| `(\w+)` \| /gm)].map((m) => m[1]!);
+const page = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+/** The variables of the configuration table, top to bottom. */
+const documented = [...page.matchAll(/^\| `(\w+)` \| /gm)].map((m) => m[1]!);
 
 describe('bin/atelier serve with an invalid configuration', () => {
-  it('lists every invalid variable once, in the README table’s order, and starts nothing', async () => {
+  it('lists every invalid variable once, in the configuration table’s order, and starts nothing', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'atelier-config-'));
     after(() => rmSync(dir, { recursive: true, force: true }));
     const dataDir = path.join(dir, 'data');

@@ -64,7 +64,7 @@ describeEachBackend('the built-in identity provider keeps one issuer per data st
       assert.equal(decodeJwt(idToken).iss, issuer);
       const warnings = moved.stderr().match(/WARNING: the built-in identity provider keeps .*/g);
       assert.deepEqual(warnings, [
-        `WARNING: the built-in identity provider keeps this data store's issuer ${issuer}, not ${moved.url}/idp (PUBLIC_URL/idp); sign-ins work as before. See README "The built-in identity provider's issuer".`,
+        `WARNING: the built-in identity provider keeps this data store's issuer ${issuer}, not ${moved.url}/idp (PUBLIC_URL/idp); sign-ins work as before. See docs/authentication.md, "The built-in identity provider's issuer".`,
       ]);
 
       // Discovery names the recorded issuer; its keys are where this server answers now.

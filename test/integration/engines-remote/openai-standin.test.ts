@@ -95,7 +95,7 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
 
   it('speaks each model family’s API as OpenAI documents it, with no extra option', async () => {
     // GPT image models: output_format, never response_format (OpenAI answers 400
-    // unknown_parameter to it); the README's gpt-image-1 model works as written.
+    // unknown_parameter to it); the gpt-image-1 model of docs/engine-openai.md works as written.
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
     const jpeg = await submitOk(t.url, apiKey, {
       modelId: 'mdl_oa-image',

@@ -155,7 +155,7 @@ describeEachBackend('/v1/images/generations and /v1/models with the official SDK
     assert.equal(id(again), id(first));
     assert.equal(again.data.data?.[0]?.b64_json, first.data.data?.[0]?.b64_json);
 
-    // The SDK's own option, once its header is switched on (README).
+    // The SDK's own option, once its header is switched on (docs/openai-api.md).
     const keyed = new AtelierOpenAI({ apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
     const byOption = await keyed.images
       .generate(params, { idempotencyKey: 'boat-1' })

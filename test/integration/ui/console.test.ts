@@ -15,7 +15,7 @@ import { seedAccount } from '../../helpers/seed.ts';
 // The web console at `/` (issue 20), driven in Chromium as a person would: the landing page for
 // anyone, then, signed in with the built-in provider, the account's credits, keys, generations
 // and MCP connections. Screenshots of each page go to SCREENSHOT_DIR (default
-// .tmp/screenshots; the README's come from a run with SCREENSHOT_DIR=docs/screenshots).
+// .tmp/screenshots; docs/console.md's come from a run with SCREENSHOT_DIR=docs/screenshots).
 
 const screenshots = process.env.SCREENSHOT_DIR ?? path.join('.tmp', 'screenshots');
 
