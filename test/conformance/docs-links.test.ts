@@ -150,6 +150,23 @@ describe('documentation links', () => {
     assert.deepEqual(problems, [], `broken links:\n${problems.join('\n')}`);
   });
 
+  it('reaches every page from the README in two clicks, through docs/index.md at most', () => {
+    const linked = (page: string) =>
+      new Set(
+        linksOf(readFileSync(path.join(root, page), 'utf8'))
+          .map(({ target }) => target.split('#')[0]!)
+          .filter((file) => file.endsWith('.md'))
+          .map((file) => path.posix.normalize(path.posix.join(path.posix.dirname(page), file))),
+      );
+    const first = linked('README.md');
+    assert.ok(first.has('docs/index.md'), 'the README links docs/index.md');
+    const second = new Set([...first].flatMap((page) => [...linked(page)]));
+    const unreached = documentationPages().filter(
+      (page) => page !== 'README.md' && !first.has(page) && !second.has(page),
+    );
+    assert.deepEqual(unreached, [], `not linked from the README or a page it links: ${unreached}`);
+  });
+
   it('names GitHub’s anchors: punctuation dropped, code kept, repeats numbered', () => {
     assert.equal(
       slugOf('Live updates (GraphQL over WebSocket)'),
