@@ -188,7 +188,9 @@ export class UploadService {
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length === 0) return ready;
     const staged = (await findAccountMedia(db, accountId, missing, 'pending')).filter(isStaged);
-    if (staged.length === 0) return ready;
+    // None pending: unknown, or completed by another node since the first read (the race of
+    // two nodes using one staged upload at once), which a second read tells apart.
+    if (staged.length === 0) return findAccountMedia(db, accountId, ids);
     for (const upload of staged) {
       const settled = await this.#settle(upload);
       if (typeof settled === 'object') {
