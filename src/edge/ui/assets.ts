@@ -30,6 +30,7 @@ const assets: Record<string, { type: string; body: string }> = {
   'admin-accounts.js': { type: javascript, body: own('admin-accounts.js') },
   'admin-audit.js': { type: javascript, body: own('admin-audit.js') },
   'usage.js': { type: javascript, body: own('usage.js') },
+  'limits.js': { type: javascript, body: own('limits.js') },
   'charts.js': { type: javascript, body: own('charts.js') },
   'oauth4webapi.js': {
     type: javascript,

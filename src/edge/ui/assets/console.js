@@ -4,11 +4,12 @@
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
 // (dom.js). Admin accounts also get the operator's pages (admin.js); everyone gets a chart of
-// their own usage (usage.js).
+// their own usage (usage.js) and the spending limits of their keys and agents (limits.js).
 
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
 import { ApiError, api, currentToken, forgetToken } from './client.js';
 import { dateTime, h, say, section } from './dom.js';
+import { limitFields, limitsEditor, limitText, reopenEditor } from './limits.js';
 import { renderOwnUsage } from './usage.js';
 
 let socket;
@@ -525,10 +526,13 @@ async function renderKeys(root) {
     h('button', { type: 'submit' }, 'Create key'),
   );
   root.replaceChildren(form, secret, message, list);
-  const refresh = async () => {
-    const { listApiKeys } = await api(
-      `{ listApiKeys { id name prefix createdAt lastUsedAt revokedAt expiresAt ${limitFields} } }`,
+  /** Reads the keys again; `open`: the key whose limits editor stays open. */
+  const refresh = async (open) => {
+    const { listApiKeys, getUserByPrivateId: me } = await api(
+      `{ listApiKeys { id name prefix createdAt lastUsedAt revokedAt expiresAt ${limitFields} }
+        getUserByPrivateId { creditBalances { category } } }`,
     );
+    const categories = me.creditBalances.map((b) => b.category);
     list.replaceChildren(
       ...listApiKeys.map((key) =>
         h(
@@ -558,10 +562,34 @@ async function renderKeys(root) {
                 },
                 'Revoke',
               ),
+          key.revokedAt
+            ? null
+            : limitsEditor({
+                id: key.id,
+                name: key.name,
+                limits: key.limits,
+                categories,
+                save: async (limits) => {
+                  await api(
+                    `mutation ($id: ID!, $limits: SpendingLimitsInput) {
+                      setApiKeyLimits(apiKeyId: $id, limits: $limits) { id } }`,
+                    { id: key.id, limits },
+                  );
+                  await refresh(key.id);
+                  say(
+                    message,
+                    limits === null
+                      ? `${key.name} has no spending limits now.`
+                      : `The limits of ${key.name} are saved.`,
+                    'status',
+                  );
+                },
+              }),
         ),
       ),
     );
     if (listApiKeys.length === 0) list.append(h('li', {}, 'No API keys.'));
+    if (open !== undefined) reopenEditor(list, open);
   };
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -589,18 +617,6 @@ async function renderKeys(root) {
   await refresh();
 }
 
-/** The spending limits of a key or connection, as set in GraphQL or at consent (issue 21). */
-const limitFields = 'limits { credits { category period credits spent } kinds modelIds }';
-
-function limitText(limits) {
-  if (limits === null) return '';
-  const credits = limits.credits.map(
-    (l) => ` · spent ${l.spent} of ${l.credits} ${l.category} this ${l.period}`,
-  );
-  const only = [...(limits.kinds ?? []), ...(limits.modelIds ?? [])];
-  return credits.join('') + (only.length > 0 ? ` · only ${only.join(', ')}` : '');
-}
-
 // ---------------------------------------------------------------- MCP connections
 
 async function renderMcp(root) {
@@ -608,10 +624,13 @@ async function renderMcp(root) {
   const message = h('p', { hidden: true });
   const guides = h('div', { id: 'mcp-guides' });
   root.replaceChildren(list, message, h('h3', {}, 'Connect a client'), guides);
-  const refresh = async () => {
-    const { listPersonalMcpConnections: connections } = await api(
-      `{ listPersonalMcpConnections { clientId clientName connectedAt lastUsedAt revokedAt ${limitFields} } }`,
+  /** Reads the connections again; `open`: the client whose limits editor stays open. */
+  const refresh = async (open) => {
+    const { listPersonalMcpConnections: connections, getUserByPrivateId: me } = await api(
+      `{ listPersonalMcpConnections { clientId clientName connectedAt lastUsedAt revokedAt
+        ${limitFields} } getUserByPrivateId { creditBalances { category } } }`,
     );
+    const categories = me.creditBalances.map((b) => b.category);
     list.replaceChildren(
       ...connections.map((c) =>
         h(
@@ -646,10 +665,34 @@ async function renderMcp(root) {
                 },
                 'Revoke',
               ),
+          c.revokedAt
+            ? null
+            : limitsEditor({
+                id: c.clientId,
+                name: c.clientName ?? c.clientId,
+                limits: c.limits,
+                categories,
+                save: async (limits) => {
+                  await api(
+                    `mutation ($id: ID!, $limits: SpendingLimitsInput) {
+                      setMcpConnectionLimits(clientId: $id, limits: $limits) { clientId } }`,
+                    { id: c.clientId, limits },
+                  );
+                  await refresh(c.clientId);
+                  say(
+                    message,
+                    limits === null
+                      ? `${c.clientName ?? c.clientId} has no spending limits now.`
+                      : `The limits of ${c.clientName ?? c.clientId} are saved.`,
+                    'status',
+                  );
+                },
+              }),
         ),
       ),
     );
     if (connections.length === 0) list.append(h('li', {}, 'No AI agent is connected.'));
+    if (open !== undefined) reopenEditor(list, open);
   };
   const { listMcpClientInstructions } = await api(
     '{ listMcpClientInstructions { clientName serverUrl instructions configSnippet docsUrl } }',

@@ -44,8 +44,9 @@ export function refusalText(error) {
 
 /**
  * A form's errors where they belong: an error naming a field (`extensions.field`) next to that
- * control (aria-invalid, aria-describedby), anything else in the form's own message. `clear()`
- * before each submit, so nothing stale stays on the page.
+ * control (aria-invalid, aria-describedby), anything else in the form's own message. An entry
+ * of a list (`events[1]`, `limits.modelIds[0]`) goes next to the list's control, a fieldset or
+ * input named for the list. `clear()` before each submit, so nothing stale stays on the page.
  */
 export function formErrors(form, message) {
   const clear = () => {
@@ -56,25 +57,39 @@ export function formErrors(form, message) {
     }
     say(message, '');
   };
+  const controlOf = (field) => {
+    if (typeof field !== 'string') return null;
+    for (const name of [field, field.replace(/\[\d+\]$/, '')]) {
+      const control = form.elements.namedItem(name);
+      // A RadioNodeList (several controls of one name) names no single place.
+      if (control instanceof HTMLElement) return control;
+    }
+    return null;
+  };
   const show = (error) => {
     const problems = error?.extensions?.problems ?? [
       { field: error?.extensions?.field, message: error?.message },
     ];
     let placed = 0;
     for (const { field, message: text } of problems) {
-      const control = typeof field === 'string' ? form.elements.namedItem(field) : null;
-      if (!(control instanceof HTMLElement)) continue;
-      const id = `${form.id}-${field}-error`;
+      const control = controlOf(field);
+      if (control === null) continue;
+      const id = `${form.id}-${control.getAttribute('name')}-error`;
+      const words = String(text).replace(`${field}: `, '');
+      const existing = document.getElementById(id);
+      if (existing !== null) {
+        existing.append(`; ${words}`);
+        continue;
+      }
       control.setAttribute('aria-invalid', 'true');
       control.setAttribute('aria-describedby', id);
-      control.after(
-        h(
-          'span',
-          { id, class: 'field-error', role: 'alert' },
-          String(text).replace(`${field}: `, ''),
-        ),
-      );
-      if (placed++ === 0) control.focus();
+      control.after(h('span', { id, class: 'field-error', role: 'alert' }, words));
+      if (placed++ === 0) {
+        const target = control.matches('fieldset')
+          ? control.querySelector('input, select, textarea')
+          : control;
+        target?.focus();
+      }
     }
     if (placed === 0) say(message, refusalText(error));
   };
