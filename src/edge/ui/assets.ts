@@ -31,6 +31,7 @@ const assets: Record<string, { type: string; body: string }> = {
   'admin-audit.js': { type: javascript, body: own('admin-audit.js') },
   'usage.js': { type: javascript, body: own('usage.js') },
   'limits.js': { type: javascript, body: own('limits.js') },
+  'webhooks.js': { type: javascript, body: own('webhooks.js') },
   'charts.js': { type: javascript, body: own('charts.js') },
   'oauth4webapi.js': {
     type: javascript,

@@ -4,13 +4,15 @@
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
 // (dom.js). Admin accounts also get the operator's pages (admin.js); everyone gets a chart of
-// their own usage (usage.js) and the spending limits of their keys and agents (limits.js).
+// their own usage (usage.js), the spending limits of their keys and agents (limits.js) and
+// their webhooks (webhooks.js).
 
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
 import { ApiError, api, currentToken, forgetToken } from './client.js';
 import { dateTime, h, say, section } from './dom.js';
 import { limitFields, limitsEditor, limitText, reopenEditor } from './limits.js';
 import { renderOwnUsage } from './usage.js';
+import { renderWebhooks } from './webhooks.js';
 
 let socket;
 /** One graphql-ws connection for the page, opened on first use, signed in with the ID token. */
@@ -726,6 +728,7 @@ async function showConsole() {
   const usage = h('div', { id: 'own-usage' });
   const keys = h('div', {});
   const mcp = h('div', {});
+  const webhooks = h('div', {});
   const failure = h('p', { hidden: true });
   const home = h(
     'div',
@@ -738,6 +741,7 @@ async function showConsole() {
     section('usage', 'Your usage', usage),
     section('keys', 'API keys', keys),
     section('mcp', 'AI agents (MCP)', mcp),
+    section('webhooks', 'Webhooks', webhooks),
   );
   const adminView = h('div', { id: 'admin-page', hidden: true });
   const nav = h('nav', { id: 'console-nav', 'aria-label': 'Console pages', hidden: true });
@@ -756,6 +760,7 @@ async function showConsole() {
     renderOwnUsage(usage),
     renderKeys(keys),
     renderMcp(mcp),
+    renderWebhooks(webhooks),
   ]);
   const failed = loaded.find((r) => r.status === 'rejected');
   if (failed !== undefined) say(failure, failed.reason.message);
