@@ -241,13 +241,10 @@ export class LibraryService {
       size + 1,
       timeIdPosition(cursors, after),
     );
-    const nodes = rows.slice(0, size).map(toAvatar);
     return {
-      nodes,
-      pageInfo: timeIdPageInfo(nodes, size, cursors, (a) => ({
-        createdAt: a.createdAt,
-        id: a.avatarId,
-      })),
+      nodes: rows.slice(0, size).map(toAvatar),
+      // From the rows read, one more than the page: whether another page follows.
+      pageInfo: timeIdPageInfo(rows, size, cursors, (r) => ({ createdAt: r.created_at, id: r.id })),
     };
   }
 

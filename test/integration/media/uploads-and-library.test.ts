@@ -356,6 +356,7 @@ describeEachBackend('uploads, own elements and avatars', (backend) => {
       page1.listAvatars.nodes.map((a) => a.name),
       ['Cy', 'Bo'],
     );
+    assert.equal(page1.listAvatars.pageInfo.hasNextPage, true, 'a third avatar follows');
     const page2 = await gqlOk<{
       listAvatars: { nodes: { name: string }[]; pageInfo: { hasNextPage: boolean } };
     }>(
