@@ -320,6 +320,7 @@ export async function buildCore(
       clock,
       cursors,
       retentionDays: config.auditRetentionDays,
+      managers,
     });
     // Started by the first subscription; closed before the events it listens to.
     const feed = new TaskEventFeed({ db, events });
@@ -395,7 +396,7 @@ export async function buildCore(
         mcpConnections,
         webhooks,
       }),
-      usage: new UsageService({ db }),
+      usage: new UsageService({ db, managers }),
       ready: async () => (await database.ping()) && (await pendingMigrations(db)).length === 0,
       backends: () => health.snapshot(),
       pools: async () => poolReports(await backendStates(db)),

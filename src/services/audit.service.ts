@@ -17,6 +17,7 @@ import {
   listAudit,
 } from '../store/audit.store.ts';
 import type { Db } from '../store/database.ts';
+import { type ManagementGuard, refusal } from './management-guard.ts';
 
 /** An entry as a reader sees it. */
 export interface AuditEntryView {
@@ -50,21 +51,35 @@ export class AuditService {
   readonly #clock: Clock;
   readonly #cursors: Cursors;
   readonly #retentionDays: number;
+  readonly #managers: Pick<ManagementGuard, 'right'>;
 
-  constructor(deps: { db: Db; clock: Clock; cursors: Cursors; retentionDays: number }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    cursors: Cursors;
+    retentionDays: number;
+    managers: Pick<ManagementGuard, 'right'>;
+  }) {
+    this.#managers = deps.managers;
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#cursors = deps.cursors;
     this.#retentionDays = deps.retentionDays;
   }
 
-  /** The caller's entries; an admin's, everyone's unless `filter.accountId` names one. */
+  /**
+   * The caller's entries; an admin's, everyone's unless `filter.accountId` names one. Only a
+   * caller with the full management right reads them (a key with spending limits manages
+   * nothing, so it reads nothing here, an admin's included).
+   */
   async list(
     actor: Actor,
     filter: AuditFilter,
     first: number | null | undefined,
     after: string | null | undefined,
   ): Promise<Page<AuditEntryView>> {
+    const right = await this.#managers.right(actor);
+    if (right !== 'full') throw refusal(right);
     const admin = actor.role === 'admin';
     if (!admin && filter.accountId != null && filter.accountId !== actor.accountId) {
       throw new AppError(ErrorCode.Forbidden, "Another account's audit log is for admins.");

@@ -1,4 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
+import { spenderOf } from '../domain/spending-limits.ts';
 import {
   maxUsageRows,
   type UsageDimension,
@@ -12,6 +13,7 @@ import {
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
 import type { Db } from '../store/database.ts';
 import { usageReport } from '../store/usage.store.ts';
+import type { ManagementGuard } from './management-guard.ts';
 
 /**
  * Usage reports (issue 32): an account reads its own, an admin everyone's (or one account's),
@@ -20,27 +22,40 @@ import { usageReport } from '../store/usage.store.ts';
  */
 export class UsageService {
   readonly #db: Db;
+  readonly #managers: Pick<ManagementGuard, 'right'>;
 
-  constructor(deps: { db: Db }) {
+  constructor(deps: { db: Db; managers: Pick<ManagementGuard, 'right'> }) {
     this.#db = deps.db;
+    this.#managers = deps.managers;
   }
 
   /**
    * The caller's usage; an admin's covers every account unless `filter.accountId` names one.
-   * Another account's, asked by anyone else, is 110202.
+   * Another account's, asked by anyone else, is 110202. A key with spending limits reads only
+   * its own spending (the account's other credentials are not its business), and an admin's
+   * limited key is no admin here either.
    */
   async report(actor: Actor, request: UsageRequest): Promise<UsageRow[]> {
     const query = checked(request);
     const asked = query.filter.accountId;
-    if (actor.role !== 'admin') {
-      if (asked !== undefined && asked !== actor.accountId) {
-        throw new AppError(ErrorCode.Forbidden, 'Only an admin reads another account’s usage.', {
-          field: 'accountId',
-        });
-      }
-      return this.#run({ ...query, filter: { ...query.filter, accountId: actor.accountId } });
+    const right = await this.#managers.right(actor);
+    if (actor.role === 'admin' && right === 'full') return this.#run(query);
+    if (asked !== undefined && asked !== actor.accountId) {
+      throw new AppError(ErrorCode.Forbidden, 'Only an admin reads another account’s usage.', {
+        field: 'accountId',
+      });
     }
-    return this.#run(query);
+    const own = { ...query.filter, accountId: actor.accountId };
+    if (right === 'full') return this.#run({ ...query, filter: own });
+    const spender = spenderOf(actor.credential);
+    if (spender === null || (query.filter.credential ?? spender) !== spender) {
+      throw new AppError(
+        ErrorCode.Forbidden,
+        'A key with spending limits reads its own usage only.',
+        { field: 'credential' },
+      );
+    }
+    return this.#run({ ...query, filter: { ...own, credential: spender } });
   }
 
   /** Operator (command line): every account's usage, or one's. */

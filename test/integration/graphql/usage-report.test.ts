@@ -293,5 +293,44 @@ describeEachBackend(
       assert.ok(rows.length >= 5);
       for (const row of rows) assert.equal(row.task.getTime(), row.content.getTime());
     });
+
+    it('a key with spending limits reads its own spending only; an admin’s is no admin here', async () => {
+      const limitedKey = async (owner: SeededAccount) => {
+        const made = await graphql<{ createApiKey: { secret: string; apiKey: { id: string } } }>(
+          t.url,
+          {
+            query: `mutation { createApiKey(input: { name: "ci", limits: { credits: [{ category: "standard", period: day, credits: 50 }] } }) { secret apiKey { id } } }`,
+            apiKey: owner.apiKey,
+          },
+        );
+        assert.deepEqual(errorCodes(made), [], JSON.stringify(made.body.errors));
+        return made.body.data!.createApiKey;
+      };
+      const ci = await limitedKey(alice);
+      const { taskId } = await submitOk(t.url, ci.secret, {
+        modelId: 'mdl_usage-ok',
+        prompt: 'ci',
+      });
+      await waitForTask(t.url, ci.secret, taskId);
+      const own = await rowsOf(ci.secret, { groupBy: ['CREDENTIAL'] });
+      assert.deepEqual(
+        own.map((r) => [r.credential, r.submissions]),
+        [[ci.apiKey.id, 1]],
+        'the account’s other credentials are not in it',
+      );
+      const sibling = await report(ci.secret, {
+        groupBy: ['MODEL'],
+        filter: { credential: alice.apiKeyId },
+      });
+      assert.deepEqual(errorCodes(sibling), ['110202']);
+
+      const adminCi = await limitedKey(admin);
+      assert.deepEqual(await rowsOf(adminCi.secret, { groupBy: ['ACCOUNT'] }), []);
+      const others = await report(adminCi.secret, {
+        groupBy: ['MODEL'],
+        filter: { accountId: alice.account.id },
+      });
+      assert.deepEqual(errorCodes(others), ['110202']);
+    });
   },
 );

@@ -201,6 +201,20 @@ describeEachBackend('the audit log (issue 32 §3)', (backend) => {
     assert.ok(concerned.has(alice.account.id) && concerned.has(bob.account.id));
   });
 
+  it('a key with spending limits reads no audit log, an admin’s included', async () => {
+    for (const owner of [await seedAccount(t.app), admin]) {
+      const limited = await call(
+        owner.apiKey,
+        'mutation { createApiKey(input: { name: "ci", limits: { credits: [{ category: "standard", period: day, credits: 5 }] } }) { secret } }',
+      );
+      const refused = await graphql(t.url, {
+        query: auditQuery,
+        apiKey: (limited.createApiKey as { secret: string }).secret,
+      });
+      assert.deepEqual(errorCodes(refused), ['110202']);
+    }
+  });
+
   it('pages newest first with cursors that only this reader can use; bad filters are 120001', async () => {
     const owner = await seedAccount(t.app);
     for (const name of ['one', 'two', 'three']) {
