@@ -71,6 +71,7 @@ import { SecretBox } from './shared/secret-box.ts';
 import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts';
 import { UrlSigner } from './storage/url-signer.ts';
 import { backendStates, syncBackends } from './store/backend.store.ts';
+import { recordCatalogue } from './store/catalogue.store.ts';
 import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
 import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
@@ -239,6 +240,8 @@ export async function buildCore(
       models.map((m) => m.modelId),
       backends,
     );
+    // What a reload from a process serving nothing compares with (models-reload.service.ts).
+    if (role !== 'command') await recordCatalogue(db, models, clock.now());
     const pools = new PoolStatus(db);
     await pools.start(topicOf(broadcast, topics.backends));
     closers.push(async () => pools.close());

@@ -6,6 +6,7 @@ import { invalidInput } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { appendAudit } from '../store/audit.store.ts';
 import { syncBackends } from '../store/backend.store.ts';
+import { recordCatalogue, recordedCatalogue } from '../store/catalogue.store.ts';
 import type { Db } from '../store/database.ts';
 
 /** What `MODELS` holds after a reload, and the model servers' keys it names. */
@@ -51,6 +52,8 @@ export interface ModelsReloadDeps {
  */
 export class ModelsReloadService {
   readonly #d: ModelsReloadDeps;
+  /** Reloads run one after another: a SIGHUP and an announcement never interleave. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(deps: ModelsReloadDeps) {
     this.#d = deps;
@@ -80,50 +83,75 @@ export class ModelsReloadService {
   }
 
   /**
-   * Reloads from `source`. `announce` is false for a node following another's reload (it
-   * must not announce it again). Recorded in the audit log when anything changed.
+   * Reloads from `source`, one reload at a time in this process. `announce` is false for a
+   * node following another's reload: it must not announce or record it again.
+   *
+   * What this process uses changes when the new catalogue differs from it (and then the
+   * backends' rows are written). What the reload changed for the fleet, printed and recorded
+   * in the audit log by the node that announces it, is the difference from the catalogue last
+   * recorded (at a start or a reload): the command line on PostgreSQL serves nothing, and read
+   * the same file moments before.
    */
-  async reload(
+  reload(
     source: ModelsSource,
     by: AuditActor = commandLine,
     announce = true,
   ): Promise<ModelsReloaded> {
+    const run = this.#queue.then(() => this.#reload(source, by, announce));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #reload(source: ModelsSource, by: AuditActor, announce: boolean): Promise<ModelsReloaded> {
     const { built, problems } = this.#d.check(source.models);
     if (problems.length > 0) {
       throw invalidInput(problems.map((message) => ({ field: 'MODELS', message })));
     }
-    const before = new Map(this.#d.current().map((m) => [m.modelId, JSON.stringify(m)]));
-    const after = new Map(built.models.map((m) => [m.modelId, JSON.stringify(m)]));
-    const reloaded: ModelsReloaded = {
-      models: built.models.length,
-      added: [...after.keys()].filter((id) => !before.has(id)),
-      removed: [...before.keys()].filter((id) => !after.has(id)),
-      changed: [...after]
-        .filter(([id, json]) => before.has(id) && before.get(id) !== json)
-        .map(([id]) => id),
-    };
-    const changed = reloaded.added.length + reloaded.removed.length + reloaded.changed.length > 0;
-    if (changed) {
+    const here = this.#d.current();
+    const local = differences(here, built.models);
+    if (local.added.length + local.removed.length + local.changed.length > 0) {
       // The backends of models gone are removed too: nothing claims for them any more.
-      await syncBackends(
-        this.#d.db,
-        [...new Set([...before.keys(), ...after.keys()])],
-        built.backends,
-      );
-      this.#d.apply(built, source.secrets);
-      if (announce) {
-        await appendAudit(this.#d.db, this.#d.clock.now(), by, {
-          accountId: null,
-          action: 'models.reloaded',
-          target: null,
-          detail: { added: reloaded.added, removed: reloaded.removed, changed: reloaded.changed },
-        });
-      }
-    } else {
-      // Keys may change alone (a rotated provider key under the same variable name).
-      this.#d.apply(built, source.secrets);
+      const ids = new Set([...here, ...built.models].map((m) => m.modelId));
+      await syncBackends(this.#d.db, [...ids], built.backends);
     }
-    if (announce) await this.#d.announce();
-    return reloaded;
+    // Keys may change alone (a rotated provider key under the same variable name).
+    this.#d.apply(built, source.secrets);
+    if (!announce) return local;
+    const fleet = differences((await recordedCatalogue(this.#d.db)) ?? here, built.models);
+    await this.#d.db.transaction().execute(async (trx) => {
+      await recordCatalogue(trx, built.models, this.#d.clock.now());
+      await appendAudit(trx, this.#d.clock.now(), by, {
+        accountId: null,
+        action: 'models.reloaded',
+        target: null,
+        detail: { added: fleet.added, removed: fleet.removed, changed: fleet.changed },
+      });
+    });
+    await this.#d.announce();
+    return fleet;
   }
+}
+
+/** What `after` adds, removes and changes of `before`, by model ID. */
+function differences(
+  before: readonly ModelDefinition[],
+  after: readonly ModelDefinition[],
+): ModelsReloaded {
+  const was = new Map(before.map((m) => [m.modelId, canonical(m)]));
+  const is = new Map(after.map((m) => [m.modelId, canonical(m)]));
+  return {
+    models: after.length,
+    added: [...is.keys()].filter((id) => !was.has(id)),
+    removed: [...was.keys()].filter((id) => !is.has(id)),
+    changed: [...is].filter(([id, json]) => was.has(id) && was.get(id) !== json).map(([id]) => id),
+  };
+}
+
+/** JSON with every object's keys in order: a catalogue read back from jsonb reorders them. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }

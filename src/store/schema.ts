@@ -32,6 +32,7 @@ export interface Tables {
   task_attempts: TaskAttemptsTable;
   audit_log: AuditLogTable;
   model_status: ModelStatusTable;
+  model_catalogue: ModelCatalogueTable;
 }
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -405,5 +406,12 @@ export interface AuditLogTable {
 export interface ModelStatusTable {
   model_id: string;
   status: 'ready' | 'maintenance' | 'deprecated';
+  changed_at: Date;
+}
+
+/** One row: the catalogue the fleet last put in use (0017). */
+export interface ModelCatalogueTable {
+  id: boolean;
+  models: ColumnType<unknown, string, string>;
   changed_at: Date;
 }

@@ -7,7 +7,8 @@ import { type Kysely, sql } from 'kysely';
  *   by the retention chore's DELETE of old ones;
  * - an operator's deduction is a ledger reason of its own (§1), so usage and the account's
  *   history tell a correction from a generation's debit;
- * - a model's status set by an admin at runtime (§4), over the configuration's, on every node;
+ * - a model's status set by an admin at runtime (§4), over the configuration's, on every node,
+ *   and the catalogue the fleet last put in use (what a reload compares with);
  * - the HTTP status a model server answered a failed run with (§1), beside its detail.
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -16,6 +17,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     CREATE TABLE model_status (
       model_id text PRIMARY KEY,
       status text NOT NULL CHECK (status IN ('ready', 'maintenance', 'deprecated')),
+      changed_at timestamptz NOT NULL
+    )`.execute(db);
+  // The catalogue the fleet last put in use (store/catalogue.store.ts): one row.
+  await sql`
+    CREATE TABLE model_catalogue (
+      id boolean PRIMARY KEY DEFAULT true CHECK (id),
+      models jsonb NOT NULL,
       changed_at timestamptz NOT NULL
     )`.execute(db);
   // The status a model server answered a failed run with: operators see it beside the detail.

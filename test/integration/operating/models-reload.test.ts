@@ -186,6 +186,14 @@ describe('models reload reaches every node [postgres: api and worker processes]'
     writeModels(file, [priced('mdl_fleet-one', 3), priced('mdl_fleet-two', 2)]);
     const run = await atelier(['models', 'reload'], env);
     assert.equal(run.code, 0, run.stderr);
+    // Compared with what the fleet had, not with the file this process read moments before.
+    assert.deepEqual(JSON.parse(run.stdout).added, ['mdl_fleet-two']);
+    const audit = await atelier(['audit', '--action', 'models.reloaded'], env);
+    assert.deepEqual(JSON.parse(audit.stdout).nodes[0].detail, {
+      added: ['mdl_fleet-two'],
+      removed: [],
+      changed: [],
+    });
     await until(async () => (await served(api.url)).has('mdl_fleet-two'), 'the API node lists it');
     // Run by the worker process: it knows the model only if it reloaded too.
     const { taskId } = await submitOk(api.url, secret, { modelId: 'mdl_fleet-two', prompt: 'new' });
