@@ -207,6 +207,13 @@ export class AdminService {
     if (accountId === actor.accountId && status === 'suspended') {
       throw invalidInput([{ field: 'accountId', message: 'an admin cannot suspend itself' }]);
     }
+    const [current] = await this.#d.accounts.profiles([accountId]);
+    if (current?.status === 'deleted') {
+      // Deletion is a command-line act, and so is undoing it.
+      throw invalidInput([
+        { field: 'accountId', message: 'the account is deleted; only the command line changes it' },
+      ]);
+    }
     return this.#d.accounts.update(accountId, { status }, auditActorOf(actor));
   }
 

@@ -6,6 +6,7 @@ import { AppError, ErrorCode } from '../shared/errors.ts';
 import { appendAudit } from '../store/audit.store.ts';
 import type { Db } from '../store/database.ts';
 import { listConnections, type McpConnectionRow, revokeConnection } from '../store/oauth.store.ts';
+import { setSpendingLimits } from '../store/spending.store.ts';
 import type { ManagementGuard } from './management-guard.ts';
 import {
   type McpClientInstruction,
@@ -98,6 +99,9 @@ export class McpConnectionService {
     const revoked = await this.#db.transaction().execute(async (trx) => {
       const row = await revokeConnection(trx, actor.accountId, clientId);
       if (row === undefined) return undefined;
+      // A client connected again starts without the limits of the consent it lost.
+      const now = this.#clock.now();
+      await setSpendingLimits(trx, actor.accountId, mcpSpender(clientId), null, now);
       await appendAudit(trx, this.#clock.now(), auditActorOf(actor), {
         accountId: actor.accountId,
         action: 'mcp.revoked',
@@ -107,8 +111,6 @@ export class McpConnectionService {
       return row;
     });
     if (revoked === undefined) throw notFound();
-    // A client connected again starts without the limits of the consent it lost.
-    await this.#spending.set(actor, mcpSpender(clientId), null, 'limits');
     return toView(revoked, new Map());
   }
 

@@ -202,6 +202,15 @@ describeEachBackend('the admin API (issue 32 §1)', (backend) => {
       apiKey: admin.apiKey,
     });
     assert.deepEqual(errorCodes(own), ['120001'], 'an admin cannot lock itself out');
+    const gone = await seedAccount(t.app);
+    await t.app.services.accounts.update(gone.account.id, { status: 'deleted' });
+    const undelete = await graphql(t.url, {
+      query: setStatus,
+      variables: { id: gone.account.id, status: 'active' },
+      apiKey: admin.apiKey,
+    });
+    assert.deepEqual(errorCodes(undelete), ['120001'], 'deletion is undone at the command line');
+    assert.equal((await t.app.services.accounts.show({ id: gone.account.id })).status, 'deleted');
 
     await graphql(t.url, {
       query: setStatus,
