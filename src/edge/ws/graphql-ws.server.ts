@@ -366,6 +366,9 @@ export function attachGraphqlWebSocket(options: {
       for (const key of [...active.keys()]) if (key.startsWith(`${connection.id}:`)) release(key);
       for (const key of [...operationAuth.keys()])
         if (key.startsWith(`${connection.id}:`)) operationAuth.delete(key);
+      // An operation the close cut short may never reach onComplete or onError: its span ends here.
+      for (const key of [...spans.keys()])
+        if (key.startsWith(`ws:${connection.id}:`)) endSpan(key, 'closed');
     });
   }
 
