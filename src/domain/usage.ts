@@ -8,8 +8,9 @@ import type { GenerationKind } from './model.ts';
  * - `day`: the UTC day it was submitted on (every measure is attributed to that day, even a
  *   run that ended on a later one);
  * - `account`, `model`, `kind`: the content's;
- * - `backend`: the backend of its task's last run on a pool (null: a built-in engine, or not
- *   run yet);
+ * - `backend`: for submissions, the backend of the task's last run on a pool (null: a
+ *   built-in engine, or not run yet); for provider calls and failures, each run's own backend
+ *   (a failure before a failover stays on the backend that failed);
  * - `credential`: whose spending it was (`spenderOf`): an API key's ID, `mcp:` and an MCP
  *   client's ID, or null for a signed-in person (an ID token).
  */

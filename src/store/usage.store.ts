@@ -7,7 +7,10 @@ import {
 } from '../domain/usage.ts';
 import type { Db } from './database.ts';
 
-/** Each dimension's column, over `c` (contents) joined with `t` (tasks). */
+/**
+ * Each dimension's column, over `c` (contents) joined with `t` (tasks). A submission's backend
+ * is its task's last; a provider call's is its own run's (`a.backend_id`, see `usageReport`).
+ */
 const dimensionColumns: Readonly<Record<UsageDimension, RawBuilder<unknown>>> = {
   // date_bin from a UTC midnight: UTC days whatever the session's time zone.
   day: sql`date_bin('1 day', c.created_at, timestamptz '2000-01-01 00:00:00+00')`,
@@ -48,11 +51,17 @@ interface ReportRow {
 export async function usageReport(db: Db, query: UsageQuery, limit: number): Promise<UsageRow[]> {
   const dims = usageDimensionsInOrder(query.groupBy);
   const keys = dims.map((d) => sql`${dimensionColumns[d]} AS ${sql.ref(d)}`);
+  // A run on a pool counts on its own backend: failures before a failover stay on the backend
+  // that failed, not on the one that finished the task.
+  const callKeys = dims.map(
+    (d) => sql`${d === 'backend' ? sql`a.backend_id` : dimensionColumns[d]} AS ${sql.ref(d)}`,
+  );
   const outer = dims.map((d) => sql.ref(d));
   const empty = (['day', 'account', 'model', 'kind', 'backend', 'credential'] as const)
     .filter((d) => !dims.includes(d))
     .map((d) => sql`NULL AS ${sql.ref(d)}`);
-  const where = scope(query);
+  const where = scope(query, sql`t.backend_id`);
+  const callsWhere = scope(query, sql`a.backend_id`);
   const finishes = finishCodes.map(
     (code) => sql`count(*) FILTER (WHERE t.finish_code = ${sql.lit(code)})::int`,
   );
@@ -80,14 +89,14 @@ export async function usageReport(db: Db, query: UsageQuery, limit: number): Pro
       WHERE ${where}
       GROUP BY ${sql.join(dims.map((_, i) => sql.lit(i + 1)))}
       UNION ALL
-      SELECT ${sql.join(keys)}, 0,
+      SELECT ${sql.join(callKeys)}, 0,
         ${sql.join(zeroes.map((z, i) => sql`${z} AS ${sql.ref(`f${i}`)}`))},
         0, 0, 0,
         count(*), count(*) FILTER (WHERE a.outcome <> 'ok')
       FROM contents c
       JOIN tasks t ON t.content_id = c.id
       JOIN task_attempts a ON a.task_id = t.id
-      WHERE ${where} AND t.backend_id IS NOT NULL
+      WHERE ${callsWhere} AND t.backend_id IS NOT NULL
       GROUP BY ${sql.join(dims.map((_, i) => sql.lit(i + 1)))}
     ) parts
     GROUP BY ${sql.join(outer)}
@@ -108,7 +117,7 @@ function usageDimensionsInOrder(groupBy: readonly UsageDimension[]): UsageDimens
   );
 }
 
-function scope(query: UsageQuery) {
+function scope(query: UsageQuery, backendColumn: RawBuilder<unknown>) {
   const { from, to, filter } = query;
   const conditions = [
     sql`c.created_at >= ${from}`,
@@ -120,7 +129,7 @@ function scope(query: UsageQuery) {
   if (filter.accountId !== undefined) conditions.push(sql`c.account_id = ${filter.accountId}`);
   if (filter.modelId !== undefined) conditions.push(sql`c.model_id = ${filter.modelId}`);
   if (filter.kind !== undefined) conditions.push(sql`c.kind = ${filter.kind}`);
-  if (filter.backend !== undefined) conditions.push(sql`t.backend_id = ${filter.backend}`);
+  if (filter.backend !== undefined) conditions.push(sql`${backendColumn} = ${filter.backend}`);
   if (filter.credential !== undefined) conditions.push(sql`c.spender = ${filter.credential}`);
   return sql.join(conditions, sql` AND `);
 }

@@ -332,5 +332,45 @@ describeEachBackend(
       });
       assert.deepEqual(errorCodes(others), ['110202']);
     });
+
+    it('a provider call counts on its own run’s backend: a failure before a failover stays there', async () => {
+      // Alice's pooled task ran once on box-1; an earlier run on box-0 had failed over.
+      const task = await database.db
+        .selectFrom('tasks')
+        .select(['id', 'claimed_at'])
+        .where('account_id', '=', alice.account.id)
+        .where('model_id', '=', 'mdl_usage-pool')
+        .executeTakeFirstOrThrow();
+      await database.db
+        .insertInto('task_attempts')
+        .values({
+          task_id: task.id,
+          attempt: 0,
+          backend_id: 'mdl_usage-pool/box-0',
+          started_at: task.claimed_at!,
+          outcome: 'failed_over',
+          detail: 'no answer',
+        })
+        .execute();
+      const rows = await rowsOf(admin.apiKey, {
+        groupBy: ['BACKEND'],
+        filter: { modelId: 'mdl_usage-pool' },
+      });
+      assert.deepEqual(
+        rows.map((r) => [r.backend, r.submissions, r.providerCalls, r.providerFailures]),
+        [
+          ['mdl_usage-pool/box-0', 0, 1, 1],
+          ['mdl_usage-pool/box-1', 1, 1, 0],
+        ],
+      );
+      const failing = await rowsOf(admin.apiKey, {
+        groupBy: ['MODEL'],
+        filter: { backend: 'mdl_usage-pool/box-0' },
+      });
+      assert.deepEqual(
+        failing.map((r) => [r.modelId, r.submissions, r.providerFailures]),
+        [['mdl_usage-pool', 0, 1]],
+      );
+    });
   },
 );

@@ -9,7 +9,7 @@ type Finish = UsageRow['finishes'][number];
 export function addUsageSchema(builder: Builder, shared: SharedTypes): void {
   const Dimension = builder.enumType('UsageDimension', {
     description:
-      'What a usage report groups by: DAY (the UTC day of submission), ACCOUNT, MODEL, KIND, BACKEND (of the task’s last run on a pool; null for built-in engines), CREDENTIAL (the API key’s ID, mcp:<client ID>, or null for a signed-in person).',
+      'What a usage report groups by: DAY (the UTC day of submission), ACCOUNT, MODEL, KIND, BACKEND (submissions count on their task’s last run’s backend, provider calls and failures on each run’s own; null for built-in engines), CREDENTIAL (the API key’s ID, mcp:<client ID>, or null for a signed-in person).',
     values: Object.fromEntries(usageDimensions.map((d) => [d.toUpperCase(), { value: d }])),
   });
 
