@@ -104,17 +104,26 @@ export interface AdminServiceDeps {
  */
 export class AdminService {
   readonly #d: AdminServiceDeps;
+  readonly #checked = new WeakMap<Actor, Promise<void>>();
 
   constructor(deps: AdminServiceDeps) {
     this.#d = deps;
   }
 
-  /** Throws 110202 unless the caller is an admin with the full management right. */
-  async require(actor: Actor): Promise<void> {
-    if (actor.role !== 'admin') {
-      throw new AppError(ErrorCode.Forbidden, 'This is for admin accounts.');
+  /**
+   * Throws 110202 unless the caller is an admin with the full management right. Checked once
+   * per actor (a request's): a page of accounts asks it for every field of every account.
+   */
+  require(actor: Actor): Promise<void> {
+    let checked = this.#checked.get(actor);
+    if (checked === undefined) {
+      checked =
+        actor.role === 'admin'
+          ? this.#d.managers.require(actor)
+          : Promise.reject(new AppError(ErrorCode.Forbidden, 'This is for admin accounts.'));
+      this.#checked.set(actor, checked);
     }
-    await this.#d.managers.require(actor);
+    return checked;
   }
 
   async accounts(
