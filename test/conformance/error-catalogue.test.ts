@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ErrorCode } from '../../src/shared/errors.ts';
+import { AppError, ErrorCode } from '../../src/shared/errors.ts';
 
 const srcDir = new URL('../../src/', import.meta.url).pathname;
 const catalogue = path.join(srcDir, 'shared', 'errors.ts');
@@ -45,5 +45,31 @@ describe('the error catalogue is named, never restated', () => {
         ].map((m) => `${file}: ${m[0]}`),
       );
     assert.deepEqual(found, [], 'answer with sendAppError / httpStatusOf');
+  });
+});
+
+describe('docs/errors.md is the catalogue for people (issue 33: every error code)', () => {
+  const page = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+  /** Each table row's code and its last column (retryable). */
+  const rowsOf = (text: string) =>
+    new Map(
+      [...text.matchAll(/^\| `(\d{6})` \|.*\| ([^|]+) \|$/gm)].map((m) => [m[1]!, m[2]!.trim()]),
+    );
+  const rows = rowsOf(page);
+
+  it('has a row for every code, and none for a code that is not one', () => {
+    assert.deepEqual([...rows.keys()].sort(), Object.values(ErrorCode).sort());
+  });
+
+  it('says retryable exactly where the catalogue does', () => {
+    for (const code of Object.values(ErrorCode)) {
+      const retryable = new AppError(code, 'x').retryable;
+      assert.equal(rows.get(code)?.startsWith('yes'), retryable, `${code}: "${rows.get(code)}"`);
+    }
+  });
+
+  it('notices a row gone (the check itself works)', () => {
+    const without = rowsOf(page.replace(/^\| `140004` \|.*$/m, ''));
+    assert.notDeepEqual([...without.keys()].sort(), Object.values(ErrorCode).sort());
   });
 });
