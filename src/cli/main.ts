@@ -213,6 +213,16 @@ function resultOf(answer: ControlAnswer): unknown {
   throw new UsageError(error.message);
 }
 
+/** Every command's name: the process commands and the operator commands (docs/cli.md lists each). */
+export function commandNames(): string[] {
+  return ['serve', 'worker', 'migrate', ...Object.keys(operatorCommands)];
+}
+
+/** The help text `atelier --help` prints. */
+export function usageText(): string {
+  return usage;
+}
+
 /**
  * The command of that name among the table's own entries: `constructor`, `__proto__` or
  * `toString` are names an object inherits, not commands (`constructor` once printed the whole
