@@ -1,4 +1,9 @@
-import { finishCodes, type UsageDimension, type UsageRow } from '../../domain/usage.ts';
+import {
+  finishCodes,
+  type UsageDimension,
+  type UsageRow,
+  usageDimensions,
+} from '../../domain/usage.ts';
 
 /** Each dimension's CSV column and value. */
 const dimensionCells: Readonly<
@@ -12,15 +17,6 @@ const dimensionCells: Readonly<
   credential: { header: 'credential', cell: (r) => r.credential },
 };
 
-const canonicalOrder: readonly UsageDimension[] = [
-  'day',
-  'account',
-  'model',
-  'kind',
-  'backend',
-  'credential',
-];
-
 /**
  * A usage report as CSV (RFC 4180: CRLF line ends, a header line): the grouped dimensions'
  * columns in the report's order, then one count per finish code there is and the measures.
@@ -29,7 +25,7 @@ const canonicalOrder: readonly UsageDimension[] = [
  * shows it instead of running it (OWASP "CSV Injection"). Numbers are written as they are.
  */
 export function usageCsv(groupBy: readonly UsageDimension[], rows: readonly UsageRow[]): string {
-  const dims = canonicalOrder.filter((d) => groupBy.includes(d)).map((d) => dimensionCells[d]);
+  const dims = usageDimensions.filter((d) => groupBy.includes(d)).map((d) => dimensionCells[d]);
   const header = [
     ...dims.map((d) => d.header),
     'submissions',

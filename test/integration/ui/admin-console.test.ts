@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
+import { assertAccessible, openConsole } from '../../helpers/console-page.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
@@ -28,37 +28,6 @@ async function snap(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 }
 
-async function assertAccessible(page: Page): Promise<void> {
-  const { violations } = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze();
-  assert.deepEqual(
-    violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-  );
-}
-
-/** A sign-in for the account with the built-in provider, then the console in a fresh context. */
-async function signIn(browser: Browser, t: TestApp, accountId: string, test: TestContext) {
-  const who = { email: `console-${accountId}@example.test`, password: 'a console password' };
-  if (!withSignIn.has(accountId)) {
-    await t.app.services.identityProvider!.addUser({ accountId, ...who });
-    withSignIn.add(accountId);
-  }
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  test.after(() => context.close());
-  const page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  await page.goto(`${t.url}/login?next=console`);
-  await page.fill('input[name=email]', who.email);
-  await page.fill('input[name=password]', who.password);
-  await page.click('button[type=submit]');
-  await page.waitForURL(`${t.url}/`);
-  await page.waitForSelector('[data-testid=console][data-ready=true]');
-  return page;
-}
-type TestContext = { after(fn: () => Promise<void>): void };
-const withSignIn = new Set<string>();
 /** Uncaught errors in the pages (a chart that threw is otherwise only a missing canvas). */
 const pageErrors: string[] = [];
 
@@ -178,7 +147,7 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
   });
 
   it('lets an admin find an account, grant it credits with a reason, and suspend it', async (test) => {
-    const page = await signIn(browser, t, admin.account.id, test);
+    const page = await openConsole(browser, t, admin.account.id, test, pageErrors);
     assert.equal(await page.isVisible('#console-nav'), true);
     await open(page, 'accounts');
     await page.fill('#account-search-text', user.account.alias);
@@ -257,7 +226,7 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
   });
 
   it('shows an admin failed tasks, models with their backends, the audit log and usage charts', async (test) => {
-    const page = await signIn(browser, t, admin.account.id, test);
+    const page = await openConsole(browser, t, admin.account.id, test, pageErrors);
 
     await open(page, 'tasks');
     const row = page.locator(`#failed-tasks tr:has-text("${failedTaskId}")`);
@@ -333,7 +302,7 @@ describe('the admin pages of the web console in Chromium (issue 32 §5)', {
     const person = await seedAccount(t.app, { credits: { standard: 30 } });
     const done = await submitOk(t.url, person.apiKey, { modelId, prompt: 'a quiet harbour' });
     assert.equal((await waitForTask(t.url, person.apiKey, done.taskId)).finishCode, FinishCode.Ok);
-    const page = await signIn(browser, t, person.account.id, test);
+    const page = await openConsole(browser, t, person.account.id, test, pageErrors);
     await page.waitForSelector('#own-usage-chart canvas');
     assert.equal(await page.isHidden('#console-nav'), true);
     const day = await dayOf(database, done.taskId);
