@@ -3,6 +3,7 @@ import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation, migrateUnbounded } from '../core.ts';
 import { systemClock } from '../shared/clock.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
+import { parseInstant } from '../shared/instant.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
@@ -443,10 +444,8 @@ function negativeValuesJoined(argv: readonly string[]): string[] {
 
 /** An ISO 8601 time such as 2026-11-01 or 2026-11-01T12:00:00Z; 120001 naming the field. */
 function instant(value: string, field: string): Date {
-  const at = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value)
-    ? new Date(value)
-    : new Date(Number.NaN);
-  if (Number.isNaN(at.getTime()))
+  const at = parseInstant(value);
+  if (at === null)
     throw invalidInput([{ field, message: 'must be a time such as 2026-11-01T00:00:00Z' }]);
   return at;
 }

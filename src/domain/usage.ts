@@ -1,4 +1,5 @@
 import { type FieldProblem, invalidInput } from '../shared/errors.ts';
+import { parseInstant } from '../shared/instant.ts';
 import { FinishCode } from './finish-code.ts';
 import { kindNames } from './kinds/kinds.ts';
 import type { GenerationKind } from './model.ts';
@@ -153,14 +154,13 @@ export function usageRequestOfText(text: UsageText): UsageRequest {
       problems.push({ field, message: 'is required (an ISO 8601 date or time)' });
       return new Date(0);
     }
-    const parsed = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value)
-      ? new Date(value)
-      : new Date(Number.NaN);
-    if (Number.isNaN(parsed.getTime())) {
+    const parsed = parseInstant(value);
+    if (parsed === null) {
       problems.push({
         field,
         message: 'is not an ISO 8601 date or time (2026-11-01, 2026-11-01T00:00:00Z)',
       });
+      return new Date(Number.NaN);
     }
     return parsed;
   };
