@@ -1,5 +1,5 @@
 import type { Actor } from '../domain/actor.ts';
-import { placeOf, type TaskPlace } from '../domain/queue-place.ts';
+import { type PoolSlotState, placeOf, type TaskPlace } from '../domain/queue-place.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import {
@@ -67,15 +67,39 @@ export class ResultService {
    * pool's queue and when it should start and finish (domain/queue-place.ts). Two queries for
    * any number of tasks; a finished task, or another account's, is absent.
    */
-  async places(actor: Actor, taskIds: readonly string[]): Promise<Map<string, TaskPlace>> {
-    const tasks = await placedTasks(this.#deps.db, actor.accountId, taskIds);
-    const pools = await poolSlots(this.#deps.db, [
-      ...new Set([...tasks.values()].map((t) => t.modelId)),
-    ]);
+  places(actor: Actor, taskIds: readonly string[]): Promise<Map<string, TaskPlace>> {
+    return this.placeReader(actor)(taskIds);
+  }
+
+  /**
+   * A reader of places for one response. Every call reads the tasks afresh, but estimates them
+   * all at one `now` and from one read of each pool, so the tasks of one answer are placed
+   * against the same state: a task behind another never shows an earlier start.
+   */
+  placeReader(actor: Actor): (taskIds: readonly string[]) => Promise<Map<string, TaskPlace>> {
     const now = this.#deps.clock.now();
-    return new Map(
-      [...tasks].map(([id, task]) => [id, placeOf(task, pools.get(task.modelId) ?? [], now)]),
-    );
+    const pools = new Map<string, Promise<PoolSlotState[]>>();
+    const readPools = (modelIds: string[]): void => {
+      const missing = modelIds.filter((id) => !pools.has(id));
+      if (missing.length === 0) return;
+      const read = poolSlots(this.#deps.db, missing);
+      for (const id of missing)
+        pools.set(
+          id,
+          read.then((found) => found.get(id) ?? []),
+        );
+    };
+    return async (taskIds) => {
+      const tasks = await placedTasks(this.#deps.db, actor.accountId, taskIds);
+      readPools([...new Set([...tasks.values()].map((t) => t.modelId))]);
+      const placed = await Promise.all(
+        [...tasks].map(async ([id, task]) => {
+          const pool = await pools.get(task.modelId)!;
+          return [id, placeOf(task, pool, now)] as const;
+        }),
+      );
+      return new Map(placed);
+    };
   }
 
   /** How many times each of the account's tasks among `taskIds` was started on a backend. */

@@ -73,22 +73,24 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
         nullable: true,
         description:
           "While queued: how many tasks of its model's pool start before it (their order is fair between accounts, so a later task of another account may start first). Null once it runs.",
-        resolve: async (task, _args, ctx) => (await taskPlace(task, ctx))?.queuePosition ?? null,
+        resolve: async (task, _args, ctx, info) =>
+          (await taskPlace(task, ctx, info))?.queuePosition ?? null,
       }),
       estimatedStartAt: t.field({
         type: 'DateTime',
         nullable: true,
         description:
           "When it should start: from the tasks ahead, the pool's free slots and its backends' recent run times. Once it runs, when it started on its backend. Null when Atelier cannot tell (no runs recorded yet, or no backend in rotation) and once finished.",
-        resolve: async (task, _args, ctx) => (await taskPlace(task, ctx))?.estimatedStartAt ?? null,
+        resolve: async (task, _args, ctx, info) =>
+          (await taskPlace(task, ctx, info))?.estimatedStartAt ?? null,
       }),
       estimatedFinishAt: t.field({
         type: 'DateTime',
         nullable: true,
         description:
           "When it should finish, its start plus the mean of its backend's recent successful runs (never earlier than now). Null when Atelier cannot tell, and once finished (see finishedAt).",
-        resolve: async (task, _args, ctx) =>
-          (await taskPlace(task, ctx))?.estimatedFinishAt ?? null,
+        resolve: async (task, _args, ctx, info) =>
+          (await taskPlace(task, ctx, info))?.estimatedFinishAt ?? null,
       }),
       cursor: t.string({
         nullable: true,
