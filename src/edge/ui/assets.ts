@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -13,26 +13,14 @@ const javascript = 'text/javascript; charset=utf-8';
 const uplot = path.dirname(require.resolve('uplot'));
 
 /**
- * Served files, read once at start: the pages' scripts (the console's ES modules import one
- * another by relative URL under /assets/) and style, and three libraries as their packages ship
+ * Served files, read once at start: the pages' scripts (every .js and .css of assets/; the
+ * console's ES modules import one another by relative URL under /assets/) and style, and three libraries as their packages ship
  * them for browsers (oauth4webapi's ES module, graphql-ws's UMD build, which sets
  * `globalThis.graphqlWs`, and uPlot's ES module and stylesheet for the console's charts). No
  * build step: what is in the repository is what the browser runs.
  */
 const assets: Record<string, { type: string; body: string }> = {
-  'atelier.css': { type: 'text/css; charset=utf-8', body: own('atelier.css') },
-  'login.js': { type: javascript, body: own('login.js') },
-  'consent.js': { type: javascript, body: own('consent.js') },
-  'console.js': { type: javascript, body: own('console.js') },
-  'client.js': { type: javascript, body: own('client.js') },
-  'dom.js': { type: javascript, body: own('dom.js') },
-  'admin.js': { type: javascript, body: own('admin.js') },
-  'admin-accounts.js': { type: javascript, body: own('admin-accounts.js') },
-  'admin-audit.js': { type: javascript, body: own('admin-audit.js') },
-  'usage.js': { type: javascript, body: own('usage.js') },
-  'limits.js': { type: javascript, body: own('limits.js') },
-  'webhooks.js': { type: javascript, body: own('webhooks.js') },
-  'charts.js': { type: javascript, body: own('charts.js') },
+  ...ownAssets(),
   'oauth4webapi.js': {
     type: javascript,
     body: readFileSync(require.resolve('oauth4webapi'), 'utf8'),
@@ -51,8 +39,15 @@ const assets: Record<string, { type: string; body: string }> = {
   },
 };
 
-function own(name: string): string {
-  return readFileSync(new URL(name, here), 'utf8');
+/** Every script and stylesheet of `assets/`, by its file name. */
+function ownAssets(): Record<string, { type: string; body: string }> {
+  const types: Record<string, string> = { '.js': javascript, '.css': 'text/css; charset=utf-8' };
+  const found: Record<string, { type: string; body: string }> = {};
+  for (const name of readdirSync(here)) {
+    const type = types[path.extname(name)];
+    if (type !== undefined) found[name] = { type, body: readFileSync(new URL(name, here), 'utf8') };
+  }
+  return found;
 }
 
 /** The icon every browser asks a site for: a 32-pixel PNG in an ICO (a palette, 700 bytes). */

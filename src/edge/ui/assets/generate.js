@@ -1,0 +1,353 @@
+// The console's Generate section: a form per kind whose fields come from the chosen model's
+// capabilities, the price before submitting, and the task followed live to its result.
+
+import { api } from './client.js';
+import { h, say } from './dom.js';
+import { contentCard, contentFields } from './gallery.js';
+import { kinds } from './kinds.js';
+import { follow, queuedText } from './live.js';
+
+/** The form's fields for one kind and model, from the model's capabilities. */
+async function kindFields(kind, model) {
+  const caps = model?.capabilities ?? {};
+  const select = (name, label, options, required = true) =>
+    h(
+      'label',
+      {},
+      label,
+      h(
+        'select',
+        { name, required },
+        options.map(([value, text]) => h('option', { value }, text)),
+      ),
+    );
+  const text = (name, label, max) =>
+    h('label', {}, label, h('textarea', { name, rows: 3, required: true, maxlength: max }));
+  const number = (name, label, attributes) =>
+    h('label', {}, label, h('input', { name, type: 'number', ...attributes }));
+  if (kind === 'image') {
+    return [
+      text('prompt', 'Prompt', caps.maxPromptLength),
+      select(
+        'size',
+        'Size',
+        (caps.sizes ?? []).map((s) => [
+          `${s.width}x${s.height}`,
+          `${s.width} × ${s.height} (${s.aspectRatio})`,
+        ]),
+      ),
+      select(
+        'format',
+        'Format',
+        (caps.formats ?? []).map((f) => [f, f.toUpperCase()]),
+      ),
+    ];
+  }
+  if (kind === 'video') {
+    return [
+      text('prompt', 'Prompt', caps.maxPromptLength),
+      select(
+        'videoFormat',
+        'Format',
+        (caps.formats ?? []).map((f) => [
+          `${f.resolution}|${f.aspectRatio}`,
+          `${f.resolution} ${f.aspectRatio}`,
+        ]),
+      ),
+      number('durationSeconds', 'Duration (seconds)', {
+        min: 1,
+        max: Math.max(
+          ...(caps.formats ?? [{ maxDurationSeconds: 10 }]).map((f) => f.maxDurationSeconds ?? 10),
+        ),
+        value: caps.defaultDurationSeconds ?? 5,
+      }),
+    ];
+  }
+  if (kind === 'speech') {
+    return [
+      text('text', 'Text', caps.maxTextLength),
+      ...voicePicker(await allVoices()),
+      select(
+        'format',
+        'Format',
+        (caps.formats ?? []).map((f) => [f, f.toUpperCase()]),
+      ),
+      number('speed', 'Speed', {
+        min: caps.speed?.min ?? 0.5,
+        max: caps.speed?.max ?? 2,
+        step: 0.1,
+        value: 1,
+      }),
+    ];
+  }
+  const { listAvatars } = await api('{ listAvatars(first: 100) { nodes { avatarId name } } }');
+  if (listAvatars.nodes.length === 0) {
+    return [
+      h(
+        'p',
+        { class: 'notice info' },
+        'You have no avatar yet: create one from a portrait with the createAvatar mutation.',
+      ),
+    ];
+  }
+  return [
+    select(
+      'avatarId',
+      'Avatar',
+      listAvatars.nodes.map((a) => [a.avatarId, a.name]),
+    ),
+    text('script', 'Script', caps.maxScriptLength),
+    select(
+      'resolution',
+      'Resolution',
+      (caps.resolutions ?? []).map((r) => [r.resolution, r.resolution]),
+    ),
+  ];
+}
+
+/** Every voice, page after page (there are hundreds), fetched once per page load. */
+let voices;
+async function allVoices() {
+  if (voices !== undefined) return voices;
+  const found = [];
+  let after = null;
+  for (;;) {
+    const { listVoiceModels: page } = await api(
+      `query ($after: String) { listVoiceModels(first: 100, after: $after) {
+        nodes { voiceModelId name language } pageInfo { hasNextPage endCursor } } }`,
+      { after },
+    );
+    found.push(...page.nodes);
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor;
+  }
+  voices = found;
+  return voices;
+}
+
+/**
+ * The voice the browser's languages suggest: the first voice of the first language that has
+ * one, exactly (`en-gb`) or by its main tag (`en`); else the first voice.
+ */
+function preferredVoice(list) {
+  for (const tag of navigator.languages ?? [navigator.language]) {
+    const wanted = tag.toLowerCase();
+    const exact = list.find((v) => v.language === wanted);
+    if (exact !== undefined) return exact;
+    const main = wanted.split('-')[0];
+    const near = list.find((v) => v.language === main || v.language.startsWith(`${main}-`));
+    if (near !== undefined) return near;
+  }
+  return list[0];
+}
+
+/** A search box and the voices it narrows down to, the browser's language chosen first. */
+function voicePicker(list) {
+  const chosen = preferredVoice(list);
+  const option = (v) =>
+    h('option', { value: v.voiceModelId, selected: v === chosen }, `${v.name} (${v.language})`);
+  const select = h('select', { name: 'voiceModelId', required: true }, list.map(option));
+  const search = h('input', {
+    type: 'search',
+    id: 'voice-search',
+    placeholder: 'a name or a language, e.g. German, pt-br',
+    autocomplete: 'off',
+  });
+  search.addEventListener('input', () => {
+    const words = search.value.trim().toLowerCase();
+    const keep = select.value;
+    const shown = list.filter((v) => `${v.name} ${v.language}`.toLowerCase().includes(words));
+    select.replaceChildren(...shown.map(option));
+    if (shown.some((v) => v.voiceModelId === keep)) select.value = keep;
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  return [h('label', {}, `Find a voice (${list.length})`, search), h('label', {}, 'Voice', select)];
+}
+
+/** The name of the kind's text field when it is still empty (nothing to price yet), else null. */
+function mainText(kind, form) {
+  const [name, label] = {
+    image: ['prompt', 'prompt'],
+    video: ['prompt', 'prompt'],
+    speech: ['text', 'text'],
+    avatar: ['script', 'script'],
+  }[kind];
+  const field = form.elements.namedItem(name);
+  if (field === null) return null; // an avatar form without avatars has no script to write
+  return String(field.value ?? '').trim() === '' ? label : null;
+}
+
+/** The generate*Input the form describes. Long texts travel as variables, never in the query. */
+function inputOf(kind, form) {
+  const data = new FormData(form);
+  const value = (name) => {
+    const v = data.get(name);
+    return v === null || v === '' ? undefined : String(v);
+  };
+  const input = { modelId: value('modelId') };
+  if (kind === 'image') {
+    const [width, height] = (value('size') ?? '').split('x').map(Number);
+    Object.assign(input, { prompt: value('prompt') ?? '', width, height, format: value('format') });
+  } else if (kind === 'video') {
+    const [resolution, aspectRatio] = (value('videoFormat') ?? '').split('|');
+    const duration = value('durationSeconds');
+    Object.assign(input, {
+      prompt: value('prompt') ?? '',
+      resolution,
+      aspectRatio,
+      durationSeconds: duration === undefined ? undefined : Number(duration),
+    });
+  } else if (kind === 'speech') {
+    const speed = value('speed');
+    Object.assign(input, {
+      text: value('text') ?? '',
+      voiceModelId: value('voiceModelId'),
+      format: value('format'),
+      speed: speed === undefined ? undefined : Number(speed),
+    });
+  } else {
+    Object.assign(input, {
+      avatarId: value('avatarId'),
+      script: value('script') ?? '',
+      resolution: value('resolution'),
+    });
+  }
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+}
+
+export function renderGenerate(root, onFinished) {
+  const models = new Map();
+  const kindSelect = h(
+    'select',
+    { name: 'kind', id: 'kind' },
+    kinds.map(([kind, label]) => h('option', { value: kind }, label)),
+  );
+  const modelSelect = h('select', { name: 'modelId', id: 'model', required: true });
+  const fields = h('div', { id: 'kind-fields' });
+  const estimate = h('p', { id: 'estimate', 'aria-live': 'polite' });
+  const message = h('p', { id: 'generate-message', hidden: true });
+  const progress = h('progress', { id: 'progress', max: 1, value: 0, hidden: true });
+  const status = h('p', { id: 'task-status', role: 'status' });
+  const result = h('div', { id: 'result' });
+  const submit = h('button', { type: 'submit' }, 'Generate');
+  const form = h(
+    'form',
+    { id: 'generate-form', novalidate: true },
+    h('label', {}, 'Kind', kindSelect),
+    h('label', {}, 'Model', modelSelect),
+    fields,
+    estimate,
+    submit,
+    message,
+  );
+  root.replaceChildren(form, status, progress, result);
+
+  let estimating = 0;
+  const updateEstimate = async () => {
+    const ticket = ++estimating;
+    const kind = kindSelect.value;
+    // Nothing to price yet: said as a hint, not as an error of a form nobody filled in.
+    const empty = mainText(kind, form);
+    if (empty !== null) {
+      estimate.textContent = `Write the ${empty} to see the price.`;
+      estimate.className = 'detail';
+      return;
+    }
+    try {
+      const { estimateCost } = await api(
+        'query ($input: CostEstimateInput!) { estimateCost(input: $input) { credits category affordable } }',
+        { input: { kind, input: inputOf(kind, form) } },
+      );
+      if (ticket !== estimating) return;
+      const { credits, affordable } = estimateCost;
+      estimate.textContent = `Costs ${credits} credit${credits === 1 ? '' : 's'}${
+        affordable === false ? ' — more than you have' : ''
+      }.`;
+      estimate.className = affordable === false ? 'notice warning' : 'detail';
+    } catch (error) {
+      if (ticket !== estimating) return;
+      estimate.textContent = error.message;
+      estimate.className = 'notice warning';
+    }
+  };
+  let timer;
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(updateEstimate, 250);
+  };
+
+  const showModelFields = async () => {
+    const model = models.get(modelSelect.value);
+    fields.replaceChildren(...(await kindFields(kindSelect.value, model)));
+    soon();
+  };
+  const showKind = async () => {
+    const { listModels } = await api(
+      `query ($kind: GenerationKind) { listModels(kind: $kind, status: ready, first: 100) {
+        nodes { modelId name accessible capabilities pricing { unit credits category } } } }`,
+      { kind: kindSelect.value },
+    );
+    models.clear();
+    const usable = listModels.nodes.filter((m) => m.accessible !== false);
+    for (const m of usable) models.set(m.modelId, m);
+    modelSelect.replaceChildren(...usable.map((m) => h('option', { value: m.modelId }, m.name)));
+    await showModelFields();
+  };
+  kindSelect.addEventListener('change', () => showKind().catch((e) => say(message, e.message)));
+  modelSelect.addEventListener('change', () =>
+    showModelFields().catch((e) => say(message, e.message)),
+  );
+  form.addEventListener('input', (event) => {
+    // A changed form is a new request: the last one's refusal no longer describes it.
+    say(message, '');
+    if (event.target !== kindSelect && event.target !== modelSelect) soon();
+  });
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(message, '');
+    const kind = kindSelect.value;
+    const [, , mutation, inputType] = kinds.find(([k]) => k === kind);
+    // One key per press of the button: a retried request is never charged twice.
+    const input = { ...inputOf(kind, form), idempotencyKey: crypto.randomUUID() };
+    submit.disabled = true;
+    result.replaceChildren();
+    delete status.dataset.finishCode;
+    status.textContent = 'Submitting…';
+    let submitted = false;
+    try {
+      const data = await api(
+        `mutation ($input: ${inputType}!) { ${mutation}(input: $input) { contentId taskId } }`,
+        { input },
+      );
+      const { contentId, taskId } = data[mutation];
+      submitted = true;
+      progress.hidden = false;
+      progress.value = 0;
+      const task = await follow(taskId, (t) => {
+        progress.value = t.progress ?? 0;
+        status.textContent =
+          t.status === 'finished'
+            ? `Finished with code ${t.finishCode}${t.finishMessage ? `: ${t.finishMessage}` : ''}.`
+            : t.status === 'queued'
+              ? queuedText(t)
+              : `Running… ${Math.round((t.progress ?? 0) * 100)} %`;
+      });
+      status.dataset.finishCode = String(task?.finishCode ?? '');
+      const { getContent } = await api(
+        `query ($id: ID!) { getContent(contentId: $id) { ${contentFields} } }`,
+        { id: contentId },
+      );
+      result.replaceChildren(contentCard(getContent));
+      await onFinished();
+    } catch (error) {
+      // Refused: nothing runs, so nothing is "Submitting…" any more.
+      if (!submitted) status.textContent = 'Not submitted.';
+      say(message, error.message);
+    } finally {
+      submit.disabled = false;
+      progress.hidden = true;
+    }
+  });
+  return showKind();
+}
