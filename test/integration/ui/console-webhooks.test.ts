@@ -173,6 +173,24 @@ describe('webhooks in the web console (issue 33)', { skip: withoutBrowser }, () 
     await page.waitForSelector(`${item(id)} [role=status]:has-text("Sent again")`);
     await assertAccessible(page);
 
+    // Every delivery since a time: a time to come is refused next to the field, nothing sent.
+    const since = `#replay-since-${id}`;
+    const localTime = (offsetMs: number) =>
+      page.evaluate((offset) => {
+        const at = new Date(Date.now() + offset);
+        return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+      }, offsetMs);
+    await page.fill(`${since} input[name=since]`, await localTime(3_600_000));
+    await page.click(`${since} button[type=submit]`);
+    await page.waitForSelector(`${since}-since-error:has-text("in the past")`);
+    await assertAccessible(page);
+    await page.fill(`${since} input[name=since]`, await localTime(-3_600_000));
+    await page.click(`${since} button[type=submit]`);
+    await page.waitForSelector(`${since} [role=status]:has-text("1 delivery sent again")`);
+    assert.equal(await page.locator(`${since} .field-error`).count(), 0, 'no stale error');
+    const [, , replayed] = await receiver.received(3);
+    assert.equal(replayed!.headers['webhook-id'], deliveryId, 'the same delivery again');
+
     // Disabled and enabled again, as the server then holds it.
     await page.click(`${item(id)} button[data-action=toggle]`);
     await page.waitForSelector(`${item(id)} .tag:has-text("disabled")`);
@@ -213,8 +231,8 @@ describe('webhooks in the web console (issue 33)', { skip: withoutBrowser }, () 
     const rotated = (await page.textContent('#webhook-secret-value')) ?? '';
     assert.match(rotated, /^whsec_/);
     await submitOk(t.url, seeded.apiKey, { modelId: 'mdl_test-fast', prompt: 'rotated' });
-    const [, , third] = await receiver.received(3);
-    verifyWebhook(rotated, third!, systemClock);
+    const [, , , fourth] = await receiver.received(4);
+    verifyWebhook(rotated, fourth!, systemClock);
 
     // Deleted after its confirmation; "Keep it" first changes nothing.
     await page.click(`${item(id)} button[data-action=delete]`);

@@ -187,3 +187,15 @@ export async function pagedTable(root, { caption, columns, page, empty, id }) {
     message,
   );
 }
+
+/** Runs a change from a button: the button off meanwhile, a refusal said in `message`. */
+export async function act(button, message, change) {
+  say(message, '');
+  button.disabled = true;
+  try {
+    await change();
+  } catch (error) {
+    say(message, refusalText(error));
+    button.disabled = false;
+  }
+}

@@ -6,7 +6,8 @@
 // read again, so what the page shows is what the server holds.
 
 import { api } from './client.js';
-import { dateTime, formErrors, h, refusalText, say, table } from './dom.js';
+import { act, dateTime, formErrors, h, say } from './dom.js';
+import { deliveriesPanel } from './webhook-deliveries.js';
 
 /** The events an endpoint may ask for: [GraphQL value, words, ticked on a new endpoint]. */
 const events = [
@@ -238,18 +239,6 @@ function focusIn(view, id, selector) {
   item?.querySelector(selector)?.focus();
 }
 
-/** Runs a change from a button: the button off meanwhile, a refusal said in `message`. */
-async function act(button, message, change) {
-  say(message, '');
-  button.disabled = true;
-  try {
-    await change();
-  } catch (error) {
-    say(message, refusalText(error));
-    button.disabled = false;
-  }
-}
-
 function endpointItem(view, e) {
   const titleId = `webhook-${e.id}-title`;
   const message = h('p', { hidden: true });
@@ -417,99 +406,6 @@ function editPanel(view, e) {
     }
   });
   return h('details', { class: 'edit' }, h('summary', {}, 'Change it'), form);
-}
-
-// ---------------------------------------------------------------- deliveries
-
-const attemptText = (a) =>
-  [
-    dateTime(a.at),
-    a.statusCode === null ? 'no answer' : `HTTP ${a.statusCode}`,
-    `${a.latencyMs} ms`,
-    a.error,
-  ]
-    .filter(Boolean)
-    .join(' · ');
-
-/** An endpoint's newest deliveries, read when the disclosure is opened, each with Replay. */
-function deliveriesPanel(endpoint) {
-  const body = h('div', { class: 'deliveries' });
-  const message = h('p', { hidden: true });
-  const reload = h('button', { type: 'button', class: 'secondary' }, 'Read them again');
-  const load = async () => {
-    const { listWebhookDeliveries: deliveries } = await api(
-      `query ($id: ID!) { listWebhookDeliveries(endpointId: $id, first: 20) {
-        id eventType state createdAt deliveredAt nextAttemptAt
-        attempts { at statusCode latencyMs error } } }`,
-      { id: endpoint.id },
-    );
-    body.replaceChildren(
-      table(
-        'The newest deliveries, newest first',
-        ['Created', 'Event', 'State', 'Attempts', 'Send again'],
-        deliveries.map((d) => [
-          dateTime(d.createdAt),
-          d.eventType,
-          h(
-            'span',
-            { 'data-state': d.state },
-            d.state,
-            d.nextAttemptAt ? `, next try ${dateTime(d.nextAttemptAt)}` : '',
-          ),
-          d.attempts.length === 0
-            ? 'none yet'
-            : h(
-                'ol',
-                { class: 'attempts' },
-                d.attempts.map((a) => h('li', {}, attemptText(a))),
-              ),
-          replayButton(d, message, load),
-        ]),
-        { 'data-deliveries-of': endpoint.id },
-        'nothing sent yet.',
-      ),
-    );
-  };
-  const panel = h(
-    'details',
-    { class: 'deliveries-panel' },
-    h('summary', {}, 'Recent deliveries'),
-    reload,
-    message,
-    body,
-  );
-  const read = () => {
-    say(message, '');
-    load().catch((error) => say(message, refusalText(error)));
-  };
-  panel.addEventListener('toggle', () => {
-    if (panel.open) read();
-  });
-  reload.addEventListener('click', read);
-  return panel;
-}
-
-function replayButton(delivery, message, load) {
-  const button = h(
-    'button',
-    {
-      type: 'button',
-      class: 'secondary',
-      'data-delivery-id': delivery.id,
-      'aria-label': `Replay the ${delivery.eventType} delivery of ${dateTime(delivery.createdAt)}`,
-    },
-    'Replay',
-  );
-  button.addEventListener('click', () =>
-    act(button, message, async () => {
-      await api('mutation ($id: ID!) { replayWebhookDelivery(deliveryId: $id) }', {
-        id: delivery.id,
-      });
-      await load();
-      say(message, 'Sent again, with the same webhook-id.', 'status');
-    }),
-  );
-  return button;
 }
 
 // ---------------------------------------------------------------- the one-off secret
