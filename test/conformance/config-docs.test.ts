@@ -2,23 +2,19 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { configVariables, loadConfig } from '../../src/config/config.ts';
-import {
-  configPage,
-  describeTableDrift,
-  readConfigTable,
-  renderConfigTable,
-} from '../../src/config/config-table.ts';
+import { configTable, renderConfigTable } from '../../src/config/config-table.ts';
 import { variables } from '../../src/config/variables.ts';
+import { describeDrift, readSection } from '../../src/shared/generated-section.ts';
 
 // The configuration is declared once (src/config/variables.ts); the table of
 // docs/configuration.md is made from it by `npm run docs:config`, and these tests fail when the
 // two drift apart.
 
-const page = readFileSync(new URL(`../../${configPage}`, import.meta.url), 'utf8');
+const page = readFileSync(new URL(`../../${configTable.page}`, import.meta.url), 'utf8');
 
 describe('configuration documentation', () => {
   it("docs/configuration.md's table is the rendering of the declaration", () => {
-    const drift = describeTableDrift(page, renderConfigTable(variables));
+    const drift = describeDrift(configTable, page, renderConfigTable(variables));
     assert.equal(drift, null, drift ?? '');
   });
 
@@ -27,11 +23,11 @@ describe('configuration documentation', () => {
     const portRow = '| `PORT` | `8080` | HTTP port |';
     assert.ok(rendered.includes(portRow));
     const edited = page.replace(portRow, '| `PORT` | `80` | HTTP port |');
-    const drift = describeTableDrift(edited, rendered) ?? '';
+    const drift = describeDrift(configTable, edited, rendered) ?? '';
     assert.match(drift, /^- \| `PORT` \| `80` \| HTTP port \|$/m);
     assert.match(drift, /^\+ \| `PORT` \| `8080` \| HTTP port \|$/m);
     assert.match(drift, /npm run docs:config/);
-    const unmarked = describeTableDrift('# no table here\n', rendered) ?? '';
+    const unmarked = describeDrift(configTable, '# no table here\n', rendered) ?? '';
     assert.match(unmarked, /no configuration table.*npm run docs:config/s);
   });
 
@@ -45,7 +41,7 @@ describe('configuration documentation', () => {
     });
     loadConfig({ env, cwd: '/tmp' });
     assert.deepEqual([...read].sort(), [...configVariables].sort());
-    const rows = (readConfigTable(page) ?? '').split('\n').slice(2);
+    const rows = (readSection(configTable, page) ?? '').split('\n').slice(2);
     const documented = rows.map((row) => /^\| `(\w+)` \|/.exec(row)?.[1]);
     assert.deepEqual(documented, [...configVariables]);
     for (const [name, variable] of Object.entries(variables))
