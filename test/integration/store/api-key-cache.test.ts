@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KyselyPlugin } from 'kysely';
-import { generateApiKey } from '../../src/auth/api-key.ts';
-import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.ts';
-import { type CredentialEvent, LocalCredentialEvents } from '../../src/events/credential-events.ts';
-import { insertAccount } from '../../src/store/account.store.ts';
-import { insertApiKey } from '../../src/store/api-key.store.ts';
-import type { Database } from '../../src/store/database.ts';
-import { TestClock } from '../helpers/app.ts';
-import { createTestDatabase } from '../helpers/database.ts';
+import { generateApiKey } from '../../../src/auth/api-key.ts';
+import { ApiKeyVerifier } from '../../../src/auth/api-key-verifier.ts';
+import {
+  type CredentialEvent,
+  LocalCredentialEvents,
+} from '../../../src/events/credential-events.ts';
+import { insertAccount } from '../../../src/store/account.store.ts';
+import { insertApiKey } from '../../../src/store/api-key.store.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { TestClock } from '../../helpers/app.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
 
 // The race no request over the wire can hit on purpose: a node reads a key just before its
 // revocation commits, the eviction arrives while that read is in flight, and the read then

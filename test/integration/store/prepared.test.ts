@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { insertAccount } from '../../src/store/account.store.ts';
-import type { Database } from '../../src/store/database.ts';
-import { prepared } from '../../src/store/prepared.ts';
-import { createTestDatabase } from '../helpers/database.ts';
+import { insertAccount } from '../../../src/store/account.store.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { prepared } from '../../../src/store/prepared.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
 
 describe('prepared: a query compiled once, run with new values', () => {
   let database: Database;
