@@ -1,96 +1,20 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import {
+  anchorsOf,
+  documentationPages,
+  linksOf,
+  readPage,
+  repositoryRoot,
+  slugOf,
+} from '../helpers/markdown.ts';
 
 // Every relative link of README.md and docs/ leads somewhere: the file exists, and an `#anchor`
-// is a heading of the page it names (GitHub's slugs) or an explicit `<a id>`. No Markdown
-// library is among the dependencies, so this reads the little it needs itself: ATX headings,
-// inline links and images, reference definitions and HTML href/src, outside code.
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** README.md and every Markdown page under docs/, as paths relative to the repository. */
-function documentationPages(): string[] {
-  const docs = readdirSync(path.join(root, 'docs'), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => path.posix.join('docs', name.split(path.sep).join('/')));
-  return ['README.md', ...docs.sort()];
-}
-
-/** The page with fenced code blocks blanked (line count kept), so nothing in them counts. */
-function withoutCode(markdown: string): string[] {
-  let fence: string | null = null;
-  return markdown.split('\n').map((line) => {
-    const open = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === null) {
-      if (open === undefined) return line;
-      fence = open;
-      return '';
-    }
-    if (open !== undefined && open[0] === fence[0] && open.length >= fence.length) fence = null;
-    return '';
-  });
-}
-
-/** A line without its code spans (`` `[a](b)` `` is not a link). */
-function withoutCodeSpans(line: string): string {
-  return line.replace(/(`+)[^`]*?(?:`(?!`)[^`]*?)*?\1(?!`)/g, '');
-}
-
-/** GitHub's anchor for a heading's text: lower case, punctuation dropped, spaces as `-`. */
-export function slugOf(heading: string): string {
-  const text = heading
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link or image: its text
-    .replace(/<[^>]+>/g, '') // HTML tags
-    .replace(/`/g, '')
-    .replace(/\*/g, '');
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-');
-}
-
-/** Every anchor a page offers: its headings' slugs (a repeated one as `-1`, `-2`…) and ids. */
-export function anchorsOf(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  for (const line of withoutCode(markdown)) {
-    const heading = /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(line)?.[1];
-    if (heading !== undefined) {
-      const slug = slugOf(heading);
-      let unique = slug;
-      for (let n = 1; anchors.has(unique); n++) unique = `${slug}-${n}`;
-      anchors.add(unique);
-    }
-    for (const match of line.matchAll(/<a\s[^>]*?\b(?:id|name)="([^"]+)"/g)) anchors.add(match[1]!);
-  }
-  return anchors;
-}
-
-/** A link target of a page and the line it is on. */
-export interface Link {
-  readonly target: string;
-  readonly line: number;
-}
-
-/** The links of a page: inline links and images, reference definitions, HTML href and src. */
-export function linksOf(markdown: string): Link[] {
-  const lines = withoutCode(markdown).map(withoutCodeSpans);
-  const text = lines.join('\n');
-  const lineAt = (index: number) => text.slice(0, index).split('\n').length;
-  const links: Link[] = [];
-  const patterns = [
-    /!?\[[^\]]*\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g,
-    /^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?/gm,
-    /\b(?:href|src)="([^"]+)"/g,
-  ];
-  for (const pattern of patterns)
-    for (const match of text.matchAll(pattern))
-      links.push({ target: match[1]!, line: lineAt(match.index) });
-  return links.sort((a, b) => a.line - b.line);
-}
+// is a heading of the page it names (GitHub's slugs) or an explicit `<a id>`. The pages are
+// read by a CommonMark parser (test/helpers/markdown.ts), so code blocks, fenced or indented,
+// and code spans hold no links, and setext headings are headings.
 
 /**
  * What is wrong with the links of `pages` (path → Markdown, paths relative to the repository):
@@ -142,18 +66,16 @@ export function brokenLinks(
 
 describe('documentation links', () => {
   it('every relative link of README.md and docs/ reaches its file and anchor', () => {
-    const pages = new Map(
-      documentationPages().map((page) => [page, readFileSync(path.join(root, page), 'utf8')]),
-    );
+    const pages = new Map(documentationPages().map((page) => [page, readPage(page)]));
     assert.ok(pages.size > 1);
-    const problems = brokenLinks(pages, (file) => existsSync(path.join(root, file)));
+    const problems = brokenLinks(pages, (file) => existsSync(path.join(repositoryRoot, file)));
     assert.deepEqual(problems, [], `broken links:\n${problems.join('\n')}`);
   });
 
   it('reaches every page from the README in two clicks, through docs/index.md at most', () => {
     const linked = (page: string) =>
       new Set(
-        linksOf(readFileSync(path.join(root, page), 'utf8'))
+        linksOf(readPage(page))
           .map(({ target }) => target.split('#')[0]!)
           .filter((file) => file.endsWith('.md'))
           .map((file) => path.posix.normalize(path.posix.join(path.posix.dirname(page), file))),
@@ -181,6 +103,38 @@ describe('documentation links', () => {
     assert.equal(slugOf('The `snake_case` [link](x.md)'), 'the-snake_case-link');
     const anchors = anchorsOf('# A\n## A\n```\n# B\n```\n## A\n<a id="kept"></a>\n');
     assert.deepEqual([...anchors], ['a', 'a-1', 'a-2', 'kept']);
+    assert.equal(slugOf('Ünïcode — and <b>HTML</b> & 2 spaces'), 'ünïcode--and-html--2-spaces');
+    assert.equal(
+      slugOf('A *stressed* ~~word~~ and an_underscore'),
+      'a-stressed-word-and-an_underscore',
+    );
+  });
+
+  it('reads setext headings as headings, indented code and raw HTML text as no links', () => {
+    const page = [
+      'Overview',
+      '========',
+      '',
+      'Details of it',
+      '-------------',
+      '',
+      'An example:',
+      '',
+      '    [indented code](docs/nowhere.md)',
+      '    # not a heading',
+      '',
+      '- a list item with [a link](docs/guide.md#details-of-it)',
+      '',
+      '  ```',
+      '  [fenced in a list](docs/nowhere.md)',
+      '  ```',
+      '<p><a href="docs/guide.md">html</a></p>',
+    ].join('\n');
+    assert.deepEqual([...anchorsOf(page)], ['overview', 'details-of-it']);
+    assert.deepEqual(linksOf(page), [
+      { target: 'docs/guide.md#details-of-it', line: 12 },
+      { target: 'docs/guide.md', line: 17 },
+    ]);
   });
 
   it('finds a missing file, a missing anchor and an anchor of another page, outside code', () => {
