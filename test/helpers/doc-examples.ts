@@ -32,6 +32,8 @@ export type Example =
   | { readonly kind: 'models' }
   /** The answer of the shell block above it: JSON of the same shape as the real answer. */
   | { readonly kind: 'answer' }
+  /** What `npm start` prints: each line of the block is a line the server prints, in order. */
+  | { readonly kind: 'printed by npm start' }
   /** A shell block run against a test server. */
   | { readonly kind: 'shell' }
   /** A script of examples/, embedded verbatim: the block equals the file, which is run. */
@@ -51,11 +53,12 @@ export function exampleKind(block: CodeBlock): Example {
     const notRun = /^not run,\s*([\s\S]+)$/.exec(marker);
     if (notRun) return { kind: 'not run', reason: notRun[1]! };
     if (marker === 'answer of the block above') return { kind: 'answer' };
+    if (marker === 'printed by npm start') return { kind: 'printed by npm start' };
     const file = /^(examples\/[\w.-]+)$/.exec(marker)?.[1];
     if (file !== undefined) return { kind: 'example file', file };
     return {
       kind: 'unclassified',
-      problem: `unknown marker "example: ${marker}" (not run, <reason> | answer of the block above | examples/<file>)`,
+      problem: `unknown marker "example: ${marker}" (not run, <reason> | answer of the block above | printed by npm start | examples/<file>)`,
     };
   }
   if (lang === null) return { kind: 'unclassified', problem: 'no language: give it one, or text' };

@@ -240,6 +240,21 @@ describe('the examples of README.md and docs/, run against a server', () => {
         );
       });
     }
+    if (kind.kind === 'printed by npm start') {
+      it(`${where}: is what the server printed at its first start`, () => {
+        const printed = server.stderr();
+        let from = 0;
+        for (const line of filled(example.block.code)
+          .split('\n')
+          .filter((l) => l.trim())) {
+          // `…` stands for what differs on every start: an id, a key.
+          const pattern = line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('…', '\\S+');
+          const found = new RegExp(`^${pattern}$`, 'm').exec(printed.slice(from));
+          assert.ok(found, `${where}: the server did not print "${line}" here:\n${printed}`);
+          from += found.index + found[0].length;
+        }
+      });
+    }
     if (kind.kind === 'example file') {
       it(`${where}: ${kind.file} runs`, async () => {
         const script = scripts[kind.file];
