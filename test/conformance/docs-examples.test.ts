@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   type DefinitionNode,
   type GraphQLError,
@@ -77,7 +78,12 @@ export function modelProblems(code: string): string[] {
   } catch (error) {
     return [`not JSON: ${(error as Error).message}`];
   }
-  const models = Array.isArray(given) ? given : [given];
+  // A whole CONFIG_FILE (an object of settings) holds its models under MODELS.
+  const models = Array.isArray(given)
+    ? given
+    : given !== null && typeof given === 'object' && 'MODELS' in given
+      ? (given as { MODELS: unknown }).MODELS
+      : [given];
   // The credentials a model names must be set for the loader to accept it; any value does.
   const credentials = Object.fromEntries(
     [...code.matchAll(/"apiKeyEnv":\s*"([A-Z0-9_]+)"/g)].map((m) => [m[1]!, 'a-key']),
@@ -98,6 +104,8 @@ export function modelProblems(code: string): string[] {
 const otherVariables = new Set([
   'ATELIER_URL', // examples/
   'ATELIER_API_KEY', // examples/
+  'MODEL_ID', // examples/
+  'FIRST_ATELIER_KEY', // the apiKeyEnv of examples/second-atelier.json (docs/recipe-chaining.md)
   'ID_TOKEN', // a shell variable of docs/authentication.md
   'TEST_DATABASE_URL', // the tests and benchmarks
   'TEST_REDIS_URL',
@@ -114,9 +122,14 @@ export function shellSettingProblems(code: string): string[] {
     if (settings === undefined) continue;
     const env: Record<string, string> = {};
     for (const [, name, value] of settings.matchAll(/([A-Z][A-Z0-9_]*)=(\S*)/g)) {
-      if (otherVariables.has(name!)) continue;
-      if (!configVariables.includes(name!)) problems.push(`${name}: not a setting`);
+      // Not settings, but a model's apiKeyEnv may name one: the loader reads it.
+      if (otherVariables.has(name!)) env[name!] = value!;
+      else if (!configVariables.includes(name!)) problems.push(`${name}: not a setting`);
       else if (!value!.includes('$')) env[name!] = value!;
+    }
+    // A CONFIG_FILE the page names is one of the repository's (examples/…).
+    if (env.CONFIG_FILE !== undefined && !path.isAbsolute(env.CONFIG_FILE)) {
+      env.CONFIG_FILE = fileURLToPath(new URL(`../../${env.CONFIG_FILE}`, import.meta.url));
     }
     try {
       loadConfig({ env, cwd });
