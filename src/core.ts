@@ -134,7 +134,8 @@ export async function migrateUnbounded(
   database: Database,
   location: DatabaseLocation,
 ): Promise<string[]> {
-  if (location.backend === 'pglite') return migrateToLatest(database.db);
+  if (location.backend === 'pglite')
+    return migrateToLatest(database.db, `the embedded database in ${location.dataDir ?? 'memory'}`);
   const unbounded = await openDatabase({
     ...location,
     poolSize: 1,
@@ -142,9 +143,19 @@ export async function migrateUnbounded(
     preparedStatements: false,
   });
   try {
-    return await migrateToLatest(unbounded.db);
+    return await migrateToLatest(unbounded.db, postgresName(location.url));
   } finally {
     await unbounded.close();
+  }
+}
+
+/** `PostgreSQL at host:port/database (DATABASE_URL)`: where, without the credentials. */
+function postgresName(url: string): string {
+  try {
+    const { hostname, port, pathname } = new URL(url);
+    return `PostgreSQL at ${hostname}:${port || 5432}${pathname} (DATABASE_URL)`;
+  } catch {
+    return 'PostgreSQL at DATABASE_URL';
   }
 }
 

@@ -5,6 +5,7 @@ import { buildCore, type Core } from './core.ts';
 import { ensureFirstRun, type FirstRun } from './services/first-run.service.ts';
 import type { ModelsSource } from './services/models-reload.service.ts';
 import type { Logger } from './shared/logger.ts';
+import { listenFailure } from './shared/startup-error.ts';
 
 /**
  * `atelier serve`: the API on HOST:PORT until SIGTERM or SIGINT, then a graceful close
@@ -42,10 +43,16 @@ export async function serve(
             identityProvider: app.services.identityProvider,
           })
         : null;
-    await app.http.listen({ port: config.port, host: config.host });
+    await app.http.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenFailure(error, config.host, config.port, 'PORT');
+    });
     const { metrics } = config;
-    if (app.metricsHttp !== null && metrics.port !== null)
-      await app.metricsHttp.listen({ port: metrics.port, host: metrics.host });
+    if (app.metricsHttp !== null && metrics.port !== null) {
+      const { host, port } = metrics;
+      await app.metricsHttp.listen({ port, host }).catch((error: unknown) => {
+        throw listenFailure(error, host, port, 'METRICS_PORT');
+      });
+    }
     stopBeside = await hooks.listening?.(app);
   } catch (error) {
     await stopBeside?.();

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation, migrateUnbounded } from '../core.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
+import { StartupError } from '../shared/startup-error.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
@@ -188,7 +189,11 @@ function report(error: unknown): number {
   ) {
     console.error(`${(error as Error).message}\n\n${usageText()}`);
     return 2;
-  } else if (error instanceof ConfigError || error instanceof DataDirInUseError) {
+  } else if (
+    error instanceof ConfigError ||
+    error instanceof DataDirInUseError ||
+    error instanceof StartupError
+  ) {
     console.error(error.message);
   } else {
     console.error(error);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
+import { StartupError } from '../shared/startup-error.ts';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as generations from './migrations/0002-generations.ts';
 import * as identities from './migrations/0003-identities.ts';
@@ -47,12 +48,25 @@ function migratorFor(db: Kysely<any>): Migrator {
   return new Migrator({ db, provider: { getMigrations: async () => ({ ...migrations }) } });
 }
 
-/** Applies pending migrations; returns the names applied by this call. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+/**
+ * Applies pending migrations; returns the names applied by this call. `where` names the
+ * database for the operator (`PostgreSQL at db.example:5432/atelier (DATABASE_URL)`), for the
+ * failures before any migration runs: a database that cannot be reached, or one a newer
+ * release migrated (a StartupError, printed without a stack).
+ */
+export async function migrateToLatest(db: Kysely<any>, where = 'the database'): Promise<string[]> {
   const { error, results = [] } = await migratorFor(db).migrateToLatest();
   if (error !== undefined) {
-    const failed = results.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`Migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+    const message = (error as Error).message;
+    const failed = results.find((r) => r.status === 'Error')?.migrationName;
+    if (failed !== undefined)
+      throw new Error(`Migration ${failed} failed: ${message}`, { cause: error });
+    if (message.startsWith('corrupted migrations'))
+      throw new StartupError(
+        `${where} was migrated by a newer release of Atelier (${message}): start that release, or restore a backup taken before the upgrade (docs/upgrading.md).`,
+        { cause: error },
+      );
+    throw new StartupError(`Cannot open ${where}: ${message}`, { cause: error });
   }
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

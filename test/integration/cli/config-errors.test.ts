@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -51,3 +53,59 @@ describe('bin/atelier serve with an invalid configuration', () => {
     assert.equal(existsSync(dataDir), false, 'no data directory was created');
   });
 });
+
+// What an operator sees when the settings are valid but the world is not as they say: one line
+// naming what failed and what to do, never a stack (docs/troubleshooting.md).
+describe('bin/atelier serve where the port or the database is not there', () => {
+  const noStack = (stderr: string) => assert.doesNotMatch(stderr, /^\s+at /m, stderr);
+
+  it('a port another process holds: says which, and how to choose another', async (test) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'atelier-port-'));
+    test.after(() => rmSync(dir, { recursive: true, force: true }));
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    test.after(() => holder.close());
+    const { port } = holder.address() as AddressInfo;
+
+    const result = await atelier(['serve'], {
+      DATA_DIR: path.join(dir, 'data'),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+    });
+
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(
+      result.stderr.trim().split('\n').at(-1),
+      `127.0.0.1:${port} is in use by another process (an Atelier still running?): stop it, or set PORT to a free port.`,
+    );
+    noStack(result.stderr);
+  });
+
+  it('PostgreSQL that does not answer: names it without its credentials', async () => {
+    const closed = await freePort();
+    const result = await atelier(['migrate'], {
+      DATABASE_URL: `postgres://someone:hunter22@127.0.0.1:${closed}/atelier`,
+      DATABASE_TIMEOUT_MS: '2000',
+    });
+
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^Cannot open PostgreSQL at 127\\.0\\.0\\.1:${closed}/atelier \\(DATABASE_URL\\): .*ECONNREFUSED`,
+        'm',
+      ),
+    );
+    assert.doesNotMatch(result.stderr, /hunter22/);
+    noStack(result.stderr);
+  });
+});
+
+/** A port nothing listens on: one the system gave out and took back. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
