@@ -46,6 +46,7 @@ import { AdminService } from './services/admin.service.ts';
 import { ApiKeyService } from './services/api-key.service.ts';
 import { AuditService } from './services/audit.service.ts';
 import { CatalogueService } from './services/catalogue.service.ts';
+import { ContentDeletionService } from './services/content-deletion.service.ts';
 import { GenerationService } from './services/generation.service.ts';
 import { LibraryService } from './services/library.service.ts';
 import { ManagementGuard } from './services/management-guard.ts';
@@ -384,6 +385,7 @@ export async function buildCore(
         cursors,
         clock,
       }),
+      deletions: new ContentDeletionService({ db, storage, clock }),
       media: new MediaService({
         db,
         signer,

@@ -7,6 +7,7 @@ import type { AdminService } from '../services/admin.service.ts';
 import type { ApiKeyService } from '../services/api-key.service.ts';
 import type { AuditService } from '../services/audit.service.ts';
 import type { CatalogueService } from '../services/catalogue.service.ts';
+import type { ContentDeletionService } from '../services/content-deletion.service.ts';
 import type { GenerationService } from '../services/generation.service.ts';
 import type { LibraryService } from '../services/library.service.ts';
 import type { McpConnectionService } from '../services/mcp-connection.service.ts';
@@ -30,6 +31,8 @@ export interface Services {
   readonly uploads: UploadService;
   readonly generations: GenerationService;
   readonly results: ResultService;
+  /** Deleting the account's finished generations and their media. */
+  readonly deletions: ContentDeletionService;
   readonly media: MediaService;
   readonly mcpConnections: McpConnectionService;
   readonly webhooks: WebhookService;

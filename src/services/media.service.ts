@@ -108,7 +108,10 @@ export class MediaService {
     return { bytes: await this.#storage.get(media.storage_key), mimeType: media.mime_type };
   }
 
-  /** The file behind a download URL, or null when the signature is wrong or expired. */
+  /**
+   * The file behind a download URL, or null when the signature is wrong or expired; 140004
+   * when the URL is valid but its media was deleted.
+   */
   async resolveDownload(
     mediaId: string,
     exp: string | undefined,
@@ -121,8 +124,12 @@ export class MediaService {
       return this.#serve(key, exp, 'audio/mpeg', `${voice.voiceModelId}-preview.mp3`);
     }
     const media = await findMedia(this.#db, mediaId);
+    // Signed by this server, so it existed: deleted since (deleteContent, an expired upload).
+    if (media === undefined) {
+      throw new AppError(ErrorCode.NotFound, 'This media no longer exists: it was deleted.');
+    }
     // A pending upload's key may hold bytes nobody has checked: never served.
-    if (media === undefined || media.state !== 'ready') return null;
+    if (media.state !== 'ready') return null;
     return this.#serve(media.storage_key, exp, media.mime_type, media.filename);
   }
 

@@ -18,7 +18,7 @@ export interface NewContentRow {
   webhookUrl?: string | null;
 }
 
-/** A content of the account; another account's ID finds nothing. */
+/** A content of the account; another account's ID, or a deleted content, finds nothing. */
 export async function findContent(
   q: Queryable,
   accountId: string,
@@ -29,7 +29,38 @@ export async function findContent(
     .selectAll()
     .where('id', '=', id)
     .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
+}
+
+/**
+ * Marks a content of the account deleted, if it is not already and its task has finished (a
+ * finished task never changes again, so nothing writes its media after this). False when
+ * there was no such content to delete: unknown, another account's, deleted meanwhile, or
+ * still running.
+ */
+export async function markContentDeleted(
+  q: Queryable,
+  accountId: string,
+  id: string,
+  at: Date,
+): Promise<boolean> {
+  const result = await q
+    .updateTable('contents')
+    .set({ deleted_at: at })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('tasks')
+          .select('tasks.id')
+          .whereRef('tasks.content_id', '=', 'contents.id')
+          .where('tasks.status', '=', 'finished'),
+      ),
+    )
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function findContentByIdempotencyKey(
@@ -70,7 +101,8 @@ export async function listContents(
     .selectFrom('contents')
     .innerJoin('tasks', 'tasks.content_id', 'contents.id')
     .selectAll('contents')
-    .where('contents.account_id', '=', accountId);
+    .where('contents.account_id', '=', accountId)
+    .where('contents.deleted_at', 'is', null);
   if (filter.kind != null) query = query.where('contents.kind', '=', filter.kind);
   if (filter.status != null) query = query.where('tasks.status', '=', filter.status);
   if (filter.createdAfter != null)

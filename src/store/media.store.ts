@@ -169,3 +169,47 @@ export async function deletePendingUpload(q: Queryable, id: string): Promise<boo
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** Which of `ids` an element or an avatar was made from (even a deleted one: its row keeps it). */
+export async function mediaInLibrary(q: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await q
+    .selectFrom('elements')
+    .select('media_id as id')
+    .where('media_id', 'in', ids)
+    .union(
+      q
+        .selectFrom('avatars')
+        .select('portrait_media_id as id')
+        .where('portrait_media_id', 'in', ids),
+    )
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The media rows of a deleted content: `removed` are forgotten (their download URLs find
+ * nothing from now on), `kept` (what an element or avatar was made from) stay, belonging to
+ * the account alone.
+ */
+export async function forgetContentMedia(
+  q: Queryable,
+  contentId: string,
+  media: { removed: readonly string[]; kept: readonly string[] },
+): Promise<void> {
+  if (media.kept.length > 0) {
+    await q
+      .updateTable('media')
+      .set({ content_id: null })
+      .where('content_id', '=', contentId)
+      .where('id', 'in', media.kept)
+      .execute();
+  }
+  if (media.removed.length > 0) {
+    await q
+      .deleteFrom('media')
+      .where('content_id', '=', contentId)
+      .where('id', 'in', media.removed)
+      .execute();
+  }
+}

@@ -20,6 +20,7 @@ import * as backendPools from './migrations/0016-backend-pools.ts';
 import * as operating from './migrations/0017-operating.ts';
 import * as usageReport from './migrations/0018-usage-report.ts';
 import * as traceContext from './migrations/0019-trace-context.ts';
+import * as contentDeletion from './migrations/0020-content-deletion.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -42,6 +43,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0017-operating': operating,
   '0018-usage-report': usageReport,
   '0019-trace-context': traceContext,
+  '0020-content-deletion': contentDeletion,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -98,6 +98,8 @@ export interface ContentsTable {
   spent_at: Date | null;
   /** Called when the task ends (issue 21), signed with the account's one-off webhook secret. */
   webhook_url: string | null;
+  /** Set by `deleteContent`: its media is gone and every read of the account skips it. */
+  deleted_at: Date | null;
 }
 
 export interface TasksTable {

@@ -38,6 +38,7 @@ const allMigrations = [
   '0017-operating',
   '0018-usage-report',
   '0019-trace-context',
+  '0020-content-deletion',
 ];
 
 describe('bin/atelier on the embedded database', () => {

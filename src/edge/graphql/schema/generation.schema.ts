@@ -281,6 +281,15 @@ export function addGenerationSchema(builder: Builder, types: SharedTypes): void 
       resolve: (_root, { taskId }, ctx) =>
         ctx.services.generations.cancelTask(requireActor(ctx), taskId),
     }),
+    deleteContent: t.field({
+      type: 'Boolean',
+      nullable: true,
+      description:
+        'Deletes a finished generation of the account: its media files go (their download URLs stop working) and it leaves listContents and getContent. What it was charged stays charged. A queued or running one is refused (120001): cancel its task first.',
+      args: { contentId: t.arg.id({ required: true }) },
+      resolve: (_root, { contentId }, ctx) =>
+        ctx.services.deletions.deleteContent(requireActor(ctx), contentId),
+    }),
   }));
 }
 
