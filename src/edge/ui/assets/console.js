@@ -4,8 +4,9 @@
 // (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
 // (dom.js). This file is the page's shell; each section is a module of its own: generate.js
-// (the form, followed live through live.js), gallery.js, usage.js, keys.js, agents.js (MCP
-// connections), webhooks.js, with limits.js editing the spending limits of keys and agents.
+// (the form, followed live through live.js), gallery.js (its cards: content-card.js),
+// usage.js, keys.js, agents.js (MCP connections), webhooks.js, with limits.js editing the
+// spending limits of keys and agents.
 // Admin accounts also get the operator's pages (admin.js).
 
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
@@ -44,7 +45,7 @@ async function showConsole() {
   const main = document.getElementById('console');
   const balances = h('ul', { id: 'balances', class: 'plain balances' });
   const generate = h('div', {});
-  const history = h('div', { id: 'history', class: 'gallery' });
+  const history = h('div', { id: 'history' });
   const usage = h('div', { id: 'own-usage' });
   const keys = h('div', {});
   const mcp = h('div', {});

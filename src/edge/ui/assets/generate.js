@@ -2,8 +2,8 @@
 // capabilities, the price before submitting, and the task followed live to its result.
 
 import { api } from './client.js';
+import { contentCard, contentFields } from './content-card.js';
 import { h, say } from './dom.js';
-import { contentCard, contentFields } from './gallery.js';
 import { kinds } from './kinds.js';
 import { follow, queuedText } from './live.js';
 
@@ -324,6 +324,8 @@ export function renderGenerate(root, onFinished) {
       submitted = true;
       progress.hidden = false;
       progress.value = 0;
+      // Charged and queued: the balance and the gallery (where it can be cancelled) say so.
+      onFinished().catch((error) => say(message, error.message));
       const task = await follow(taskId, (t) => {
         progress.value = t.progress ?? 0;
         status.textContent =
