@@ -326,15 +326,24 @@ export function renderGenerate(root, onFinished) {
       progress.value = 0;
       // Charged and queued: the balance and the gallery (where it can be cancelled) say so.
       onFinished().catch((error) => say(message, error.message));
-      const task = await follow(taskId, (t) => {
-        progress.value = t.progress ?? 0;
-        status.textContent =
-          t.status === 'finished'
-            ? `Finished with code ${t.finishCode}${t.finishMessage ? `: ${t.finishMessage}` : ''}.`
-            : t.status === 'queued'
-              ? queuedText(t)
-              : `Running… ${Math.round((t.progress ?? 0) * 100)} %`;
-      });
+      let said = '';
+      const task = await follow(
+        taskId,
+        (t) => {
+          progress.value = t.progress ?? 0;
+          said =
+            t.status === 'finished'
+              ? `Finished with code ${t.finishCode}${t.finishMessage ? `: ${t.finishMessage}` : ''}.`
+              : t.status === 'queued'
+                ? queuedText(t)
+                : `Running… ${Math.round((t.progress ?? 0) * 100)} %`;
+          status.textContent = said;
+        },
+        // While the live connection is down, say so; what happened meanwhile follows it.
+        (up) => {
+          status.textContent = up ? said : 'Reconnecting…';
+        },
+      );
       status.dataset.finishCode = String(task?.finishCode ?? '');
       const { getContent } = await api(
         `query ($id: ID!) { getContent(contentId: $id) { ${contentFields} } }`,
