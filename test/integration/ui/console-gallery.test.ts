@@ -134,6 +134,7 @@ describe('the gallery and live progress in the web console (issue 33)', {
     assert.equal(await page.locator(`${videoCard} video[controls]`).count(), 1);
     const speechCard = card(speech.contentId);
     assert.equal(await page.locator(`${speechCard} audio[controls]`).count(), 1);
+    assert.match((await page.textContent(`${speechCard} .detail`)) ?? '', /finished · 1 credit$/);
     const speechSettings = (await page.textContent(`${speechCard} dl.settings`)) ?? '';
     assert.match(speechSettings, /Voicevoc_en-gb/);
     assert.match(speechSettings, /FormatMP3/);

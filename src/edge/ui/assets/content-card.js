@@ -75,6 +75,7 @@ export function contentCard(content, actions = null) {
   const settings = settingsOf(content.input);
   const titleId = `content-${content.contentId}-title`;
   const refunded = content.creditsRefunded ? ` (${content.creditsRefunded} refunded)` : '';
+  const credits = `${content.creditsCharged} credit${content.creditsCharged === 1 ? '' : 's'}`;
   return h(
     'article',
     {
@@ -89,7 +90,7 @@ export function contentCard(content, actions = null) {
       { class: 'detail' },
       `${dateTime(content.createdAt)} · `,
       h('span', { class: 'state' }, stateText(task)),
-      ` · ${content.creditsCharged} credits${refunded}`,
+      ` · ${credits}${refunded}`,
     ),
     words === undefined ? null : h('blockquote', { class: 'prompt' }, words),
     settings.length === 0
