@@ -1,19 +1,24 @@
 import assert from 'node:assert/strict';
-import { before, it } from 'node:test';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { type TestApp, withTestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, fakeModel, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { download, gqlOk } from '../../helpers/media.ts';
+import { startS3, type TestS3 } from '../../helpers/s3.ts';
 import { type SeededAccount, seedAccount } from '../../helpers/seed.ts';
 
 // Issue 33: deleting a generation (`deleteContent`) through real GraphQL over HTTP. The owner's
 // finished generation goes with its files (its download URL then answers 404), another
 // account can neither see nor delete it, an unfinished one is refused and nothing changes,
 // and what it was charged stays charged: the balance, the ledger and the usage report are as
-// they were (deleting is not a refund).
+// they were (deleting is not a refund). The bytes go from the local media directory, and from
+// an S3 bucket, where a presigned URL handed out before then finds nothing either.
 
 const models = JSON.stringify([
   fakeModel('mdl_test-fast', {}),
@@ -97,6 +102,13 @@ describeEachBackend('deleting a generation (deleteContent)', (backend) => {
     assert.equal((await fetch(media.download.url)).status, 200);
     const before = await history(owner.account.id, owner.apiKey);
     assert.ok(before.ledger.some((row) => row.reason === 'debit' && row.reference === contentId));
+    const { storage_key: key } = await database.db
+      .selectFrom('media')
+      .select('storage_key')
+      .where('id', '=', media.mediaId)
+      .executeTakeFirstOrThrow();
+    const file = path.join(t.app.config.dataDir, 'files', key);
+    assert.ok(existsSync(file), 'the bytes are in the local media directory');
 
     // Another account: not found, as for an ID that does not exist, and nothing changes.
     assert.deepEqual(errorCodes(await remove(stranger.apiKey, contentId)), ['140004']);
@@ -126,6 +138,7 @@ describeEachBackend('deleting a generation (deleteContent)', (backend) => {
       .where('id', '=', media.mediaId)
       .execute();
     assert.deepEqual(rows, [], 'the media row is gone');
+    assert.equal(existsSync(file), false, 'the bytes are removed from storage');
 
     // Deleting is not a refund: balance, ledger and usage report as they were.
     assert.deepEqual(await history(owner.account.id, owner.apiKey), before);
@@ -194,5 +207,44 @@ describeEachBackend('deleting a generation (deleteContent)', (backend) => {
     const anonymous = await graphql(t.url, { query: deleteContent, variables: { id: contentId } });
     assert.deepEqual(errorCodes(anonymous), ['100101']);
     assert.equal((await read(owner.apiKey, contentId)).body.data?.getContent?.contentId, contentId);
+  });
+});
+
+describe('deleting a generation whose media is on object storage (S3)', () => {
+  let s3: TestS3;
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    s3 = await startS3();
+    database = await createTestDatabase('pglite');
+    t = await startTestApp(database, { env: { MODELS: models, ...s3.env } });
+  });
+  after(async () => {
+    await t?.close();
+    await database?.close();
+    await s3?.close();
+  });
+
+  it('removes the object: even a presigned URL handed out before finds nothing', async () => {
+    const owner = await seedAccount(t.app, { credits: { standard: 100 } });
+    const { contentId, taskId } = await submitOk(t.url, owner.apiKey, {
+      modelId: 'mdl_test-fast',
+      prompt: 'on the object store',
+    });
+    await waitForTask(t.url, owner.apiKey, taskId);
+    const { getContent } = await gqlOk<ContentAnswer>(t.url, owner.apiKey, contentQuery, {
+      id: contentId,
+    });
+    const signed = await fetch(getContent!.media[0]!.download.url, { redirect: 'manual' });
+    assert.equal(signed.status, 302);
+    const presigned = signed.headers.get('location')!;
+    assert.equal((await fetch(presigned)).status, 200);
+    assert.equal((await s3.keys('media/')).length, 1);
+
+    await gqlOk(t.url, owner.apiKey, deleteContent, { id: contentId });
+    assert.deepEqual(await s3.keys('media/'), []);
+    assert.equal((await fetch(presigned)).status, 404);
+    const again = await fetch(getContent!.media[0]!.download.url, { redirect: 'manual' });
+    assert.equal(again.status, 404);
   });
 });
