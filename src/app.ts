@@ -151,6 +151,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       services: core.services,
       identity: config.identity,
       publicUrl: config.publicUrl,
+      mediaStore: config.mediaStore,
     });
     await http.register(cookie);
     await http.register(formbody);

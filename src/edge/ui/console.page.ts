@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { IdentityConfig } from '../../config/config.ts';
+import type { DeploymentConfig } from '../../config/deployment.ts';
 import type { GenerationKind, ModelDefinition } from '../../domain/model.ts';
 import type { Page } from '../../shared/pagination.ts';
 import type { Services } from '../services.ts';
 import { escapeHtml, sendPage } from './html.ts';
+import { storageOrigins } from './storage-origin.ts';
 
 /**
  * `/`: the landing page for anyone — what this deployment offers (its public models, voices and
@@ -14,8 +16,14 @@ import { escapeHtml, sendPage } from './html.ts';
  */
 export async function consolePage(
   app: FastifyInstance,
-  o: { services: Services; identity: IdentityConfig; publicUrl: string },
+  o: {
+    services: Services;
+    identity: IdentityConfig;
+    publicUrl: string;
+    mediaStore: DeploymentConfig['mediaStore'];
+  },
 ) {
+  const storage = storageOrigins(o.mediaStore);
   app.get('/', async (_request, reply) => {
     const { catalogue, voices, library } = o.services;
     const models = (
@@ -29,8 +37,13 @@ export async function consolePage(
       voices: voiceList.map((v) => `${v.name} (${v.language})`),
       elements: elements.map((e) => e.name),
     });
-    // Media of the signed-in account plays from this origin, or from object storage over https.
-    return sendPage(reply, html, { media: ["'self'", 'https:'] });
+    // Media of the signed-in account plays from this origin, or from object storage over https;
+    // the console uploads to this origin, or straight to the bucket when it takes presigned PUTs.
+    return sendPage(reply, html, {
+      connect: storage.connect,
+      img: storage.media,
+      media: ["'self'", 'https:', ...storage.media],
+    });
   });
 }
 

@@ -7,18 +7,19 @@ export function escapeHtml(text: string): string {
 /**
  * Sends one of our pages: scripts and styles from this origin only, never framed, nothing
  * cached, no referrer. `connect` and `formAction` add origins the page may call or post to;
- * `media` lists where its audio and video may play from (none by default).
+ * `media` lists where its audio and video may play from (none by default); `img` adds origins
+ * of images besides this one, `data:` and any https origin.
  */
 export function sendPage(
   reply: FastifyReply,
   html: string,
-  extra: { connect?: string[]; formAction?: string[]; media?: string[] } = {},
+  extra: { connect?: string[]; formAction?: string[]; media?: string[]; img?: string[] } = {},
 ) {
   const csp = [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data: https:",
+    `img-src ${["'self'", 'data:', 'https:', ...(extra.img ?? [])].join(' ')}`,
     `connect-src ${["'self'", ...(extra.connect ?? [])].join(' ')}`,
     `form-action ${["'self'", ...(extra.formAction ?? [])].join(' ')}`,
     ...(extra.media === undefined ? [] : [`media-src ${extra.media.join(' ')}`]),
