@@ -6,6 +6,7 @@ import { contentCard, contentFields } from './content-card.js';
 import { h, say } from './dom.js';
 import { kinds } from './kinds.js';
 import { follow, queuedText } from './live.js';
+import { allVoices } from './voices.js';
 
 /** The form's fields for one kind and model, from the model's capabilities. */
 async function kindFields(kind, model) {
@@ -103,26 +104,6 @@ async function kindFields(kind, model) {
       (caps.resolutions ?? []).map((r) => [r.resolution, r.resolution]),
     ),
   ];
-}
-
-/** Every voice, page after page (there are hundreds), fetched once per page load. */
-let voices;
-async function allVoices() {
-  if (voices !== undefined) return voices;
-  const found = [];
-  let after = null;
-  for (;;) {
-    const { listVoiceModels: page } = await api(
-      `query ($after: String) { listVoiceModels(first: 100, after: $after) {
-        nodes { voiceModelId name language } pageInfo { hasNextPage endCursor } } }`,
-      { after },
-    );
-    found.push(...page.nodes);
-    if (!page.pageInfo.hasNextPage) break;
-    after = page.pageInfo.endCursor;
-  }
-  voices = found;
-  return voices;
 }
 
 /**
