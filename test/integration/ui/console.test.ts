@@ -264,14 +264,17 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.ok(total > 100, `${total} voices`);
     await page.selectOption('#kind', 'speech');
     await page.waitForSelector('#generate-form select[name=voiceModelId]');
-    assert.equal(await page.locator('select[name=voiceModelId] option').count(), total);
+    assert.equal(
+      await page.locator('#generate-form select[name=voiceModelId] option').count(),
+      total,
+    );
     const chosen = await page.$eval(
-      'select[name=voiceModelId]',
+      '#generate-form select[name=voiceModelId]',
       (s) => (s as HTMLSelectElement).selectedOptions[0]?.textContent ?? '',
     );
     assert.match(chosen, /\(de(-[a-z]+)?\)$/, chosen);
     await page.fill('#voice-search', 'portu');
-    const found = await page.$$eval('select[name=voiceModelId] option', (options) =>
+    const found = await page.$$eval('#generate-form select[name=voiceModelId] option', (options) =>
       options.map((o) => o.textContent ?? ''),
     );
     assert.ok(found.length > 0 && found.length < total, `${found.length} found`);

@@ -5,12 +5,13 @@
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
 // (dom.js). This file is the page's shell; each section is a module of its own: generate.js
 // (the form, followed live through live.js), gallery.js (its cards: content-card.js),
-// usage.js, keys.js, agents.js (MCP connections), webhooks.js, with limits.js editing the
-// spending limits of keys and agents.
+// avatars.js (uploading through uploads.js), usage.js, keys.js, agents.js (MCP connections),
+// webhooks.js, with limits.js editing the spending limits of keys and agents.
 // Admin accounts also get the operator's pages (admin.js).
 
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
 import { renderMcp } from './agents.js';
+import { renderAvatars } from './avatars.js';
 import { api, currentToken, forgetToken } from './client.js';
 import { h, say, section } from './dom.js';
 import { renderHistory } from './gallery.js';
@@ -46,6 +47,7 @@ async function showConsole() {
   const balances = h('ul', { id: 'balances', class: 'plain balances' });
   const generate = h('div', {});
   const history = h('div', { id: 'history' });
+  const avatars = h('div', {});
   const usage = h('div', { id: 'own-usage' });
   const keys = h('div', {});
   const mcp = h('div', {});
@@ -59,6 +61,7 @@ async function showConsole() {
     section('credits', 'Credits', balances),
     section('generate', 'Generate', generate),
     section('generations', 'Your generations', history),
+    section('avatars', 'Avatars', avatars),
     section('usage', 'Your usage', usage),
     section('keys', 'API keys', keys),
     section('mcp', 'AI agents (MCP)', mcp),
@@ -78,6 +81,7 @@ async function showConsole() {
     renderAccount(balances),
     renderGenerate(generate, afterGeneration),
     renderHistory(history),
+    renderAvatars(avatars),
     renderOwnUsage(usage),
     renderKeys(keys),
     renderMcp(mcp),

@@ -1,6 +1,7 @@
 // The console's Generate section: a form per kind whose fields come from the chosen model's
 // capabilities, the price before submitting, and the task followed live to its result.
 
+import { avatarField } from './avatars.js';
 import { api } from './client.js';
 import { contentCard, contentFields } from './content-card.js';
 import { h, say } from './dom.js';
@@ -81,22 +82,8 @@ async function kindFields(kind, model) {
       }),
     ];
   }
-  const { listAvatars } = await api('{ listAvatars(first: 100) { nodes { avatarId name } } }');
-  if (listAvatars.nodes.length === 0) {
-    return [
-      h(
-        'p',
-        { class: 'notice info' },
-        'You have no avatar yet: create one from a portrait with the createAvatar mutation.',
-      ),
-    ];
-  }
   return [
-    select(
-      'avatarId',
-      'Avatar',
-      listAvatars.nodes.map((a) => [a.avatarId, a.name]),
-    ),
+    await avatarField(),
     text('script', 'Script', caps.maxScriptLength),
     select(
       'resolution',
