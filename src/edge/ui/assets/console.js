@@ -5,8 +5,8 @@
 // refuses, sends the person back to /login (client.js). DOM built with createElement only
 // (dom.js). This file is the page's shell; each section is a module of its own: generate.js
 // (the form, followed live through live.js), gallery.js (its cards: content-card.js),
-// avatars.js (uploading through uploads.js), usage.js, keys.js, agents.js (MCP connections),
-// webhooks.js, with limits.js editing the spending limits of keys and agents.
+// avatars.js, elements.js (both upload through uploads.js), usage.js, keys.js, agents.js (MCP
+// connections), webhooks.js, with limits.js editing the spending limits of keys and agents.
 // Admin accounts also get the operator's pages (admin.js).
 
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
@@ -14,6 +14,7 @@ import { renderMcp } from './agents.js';
 import { renderAvatars } from './avatars.js';
 import { api, currentToken, forgetToken } from './client.js';
 import { h, say, section } from './dom.js';
+import { renderElements } from './elements.js';
 import { renderHistory } from './gallery.js';
 import { renderGenerate } from './generate.js';
 import { renderKeys } from './keys.js';
@@ -48,6 +49,7 @@ async function showConsole() {
   const generate = h('div', {});
   const history = h('div', { id: 'history' });
   const avatars = h('div', {});
+  const elements = h('div', {});
   const usage = h('div', { id: 'own-usage' });
   const keys = h('div', {});
   const mcp = h('div', {});
@@ -62,6 +64,7 @@ async function showConsole() {
     section('generate', 'Generate', generate),
     section('generations', 'Your generations', history),
     section('avatars', 'Avatars', avatars),
+    section('elements', 'Elements', elements),
     section('usage', 'Your usage', usage),
     section('keys', 'API keys', keys),
     section('mcp', 'AI agents (MCP)', mcp),
@@ -82,6 +85,7 @@ async function showConsole() {
     renderGenerate(generate, afterGeneration),
     renderHistory(history),
     renderAvatars(avatars),
+    renderElements(elements),
     renderOwnUsage(usage),
     renderKeys(keys),
     renderMcp(mcp),

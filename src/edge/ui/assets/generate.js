@@ -5,8 +5,10 @@ import { avatarField } from './avatars.js';
 import { api } from './client.js';
 import { contentCard, contentFields } from './content-card.js';
 import { h, say } from './dom.js';
+import { elementIdsOf, elementsField } from './elements.js';
 import { kinds } from './kinds.js';
 import { follow, queuedText } from './live.js';
+import { showInputError, startImageField, uploadInputs } from './uploads.js';
 import { allVoices } from './voices.js';
 
 /** The form's fields for one kind and model, from the model's capabilities. */
@@ -43,6 +45,7 @@ async function kindFields(kind, model) {
         'Format',
         (caps.formats ?? []).map((f) => [f, f.toUpperCase()]),
       ),
+      await elementsField(caps),
     ];
   }
   if (kind === 'video') {
@@ -63,6 +66,8 @@ async function kindFields(kind, model) {
         ),
         value: caps.defaultDurationSeconds ?? 5,
       }),
+      startImageField(caps),
+      await elementsField(caps),
     ];
   }
   if (kind === 'speech') {
@@ -155,7 +160,13 @@ function inputOf(kind, form) {
   const input = { modelId: value('modelId') };
   if (kind === 'image') {
     const [width, height] = (value('size') ?? '').split('x').map(Number);
-    Object.assign(input, { prompt: value('prompt') ?? '', width, height, format: value('format') });
+    Object.assign(input, {
+      prompt: value('prompt') ?? '',
+      width,
+      height,
+      format: value('format'),
+      elementIds: elementIdsOf(form),
+    });
   } else if (kind === 'video') {
     const [resolution, aspectRatio] = (value('videoFormat') ?? '').split('|');
     const duration = value('durationSeconds');
@@ -164,6 +175,7 @@ function inputOf(kind, form) {
       resolution,
       aspectRatio,
       durationSeconds: duration === undefined ? undefined : Number(duration),
+      elementIds: elementIdsOf(form),
     });
   } else if (kind === 'speech') {
     const speed = value('speed');
@@ -246,7 +258,8 @@ export function renderGenerate(root, onFinished) {
 
   const showModelFields = async () => {
     const model = models.get(modelSelect.value);
-    fields.replaceChildren(...(await kindFields(kindSelect.value, model)));
+    // A field the model does not take (elements, a starting image) comes back as null.
+    fields.replaceChildren(...(await kindFields(kindSelect.value, model)).filter(Boolean));
     soon();
   };
   const showKind = async () => {
@@ -284,6 +297,7 @@ export function renderGenerate(root, onFinished) {
     status.textContent = 'Submitting…';
     let submitted = false;
     try {
+      Object.assign(input, await uploadInputs(form));
       const data = await api(
         `mutation ($input: ${inputType}!) { ${mutation}(input: $input) { contentId taskId } }`,
         { input },
@@ -322,7 +336,7 @@ export function renderGenerate(root, onFinished) {
     } catch (error) {
       // Refused: nothing runs, so nothing is "Submitting…" any more.
       if (!submitted) status.textContent = 'Not submitted.';
-      say(message, error.message);
+      if (!showInputError(form, error)) say(message, error.message);
     } finally {
       submit.disabled = false;
       progress.hidden = true;

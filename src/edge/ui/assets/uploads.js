@@ -1,11 +1,12 @@
-// The console's one upload step, used by avatars.js for a portrait: a file field that accepts what
+// The console's one upload step, shared by avatars.js (a portrait), elements.js (an element's
+// picture) and the Generate form (a video's starting image): a file field that accepts what
 // Atelier takes, a check in the browser, then createUpload and a PUT of the bytes to the
 // uploadUrl it answers — Atelier's own /uploads route, or a presigned URL on the object store
 // (the page's Content-Security-Policy allows that store's origin). Progress shows under the
 // field; a refusal shows next to it, whichever step refused.
 
 import { ApiError, api } from './client.js';
-import { h } from './dom.js';
+import { formErrors, h } from './dom.js';
 
 /** What createUpload takes for an image (upload-checks.ts); the bytes are checked again there. */
 export const imageTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
@@ -142,6 +143,45 @@ function refusalOf(request) {
   }
   if (request.status === 413) return 'The file is too large for this server.';
   return `The upload was refused (HTTP ${request.status}); try again.`;
+}
+
+// ---------------------------------------------------------------- the Generate form's inputs
+
+/**
+ * The video form's starting image, where the model animates one (its capabilities' `modes`
+ * hold `image`): optional beside text-to-video, required where the model does only images.
+ */
+export function startImageField(caps) {
+  const modes = caps.modes ?? ['text'];
+  if (!modes.includes('image')) return null;
+  const fromText = modes.includes('text');
+  return imageField('imageMediaId', 'Starting image', {
+    required: !fromText,
+    hint: fromText
+      ? 'Optional: the video starts from this picture (image to video).'
+      : 'This model animates a picture: choose one.',
+  });
+}
+
+/** Fields of the Generate form this module and elements.js own, whose refusals go next to them. */
+const inputFields = ['imageMediaId', 'elementIds'];
+
+/**
+ * The Generate form's chosen files, uploaded, as generate*Input fields: `{ imageMediaId }`, or
+ * nothing. Clears what an earlier submit said next to these fields.
+ */
+export async function uploadInputs(form) {
+  formErrors(form, h('p')).clear();
+  const imageMediaId = await uploadChosen(form, 'imageMediaId');
+  return imageMediaId === null ? {} : { imageMediaId };
+}
+
+/** Shows a refusal of a starting image or of elements next to its field; false for others. */
+export function showInputError(form, error) {
+  const field = error?.extensions?.field;
+  if (!inputFields.includes(field) || form.elements.namedItem(field) === null) return false;
+  formErrors(form, h('p')).show(error);
+  return true;
 }
 
 /** Shown images of media of the account, by media id: fresh download URLs, one request. */
