@@ -15,14 +15,23 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-export async function startS3(bucket = 'atelier-media'): Promise<TestS3> {
+/**
+ * `corsOrigins`: pages that may PUT to the bucket from a browser (a CORS rule, as an operator
+ * sets one on a real bucket for the console's direct uploads); none by default.
+ */
+export async function startS3(
+  bucket = 'atelier-media',
+  options: { corsOrigins?: readonly string[] } = {},
+): Promise<TestS3> {
   const directory = mkdtempSync(path.join(tmpdir(), 'atelier-s3-'));
   const server = new S3rver({
     address: '127.0.0.1',
     port: 0,
     silent: true,
     directory,
-    configureBuckets: [{ name: bucket, configs: [] }],
+    configureBuckets: [
+      { name: bucket, configs: options.corsOrigins ? [corsRule(options.corsOrigins)] : [] },
+    ],
   });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
@@ -55,4 +64,12 @@ export async function startS3(bucket = 'atelier-media'): Promise<TestS3> {
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** A bucket CORS configuration letting `origins` PUT (and GET) with any request header. */
+function corsRule(origins: readonly string[]): string {
+  return `<CORSConfiguration><CORSRule>${origins
+    .map((origin) => `<AllowedOrigin>${origin}</AllowedOrigin>`)
+    .join('')}<AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod>
+<AllowedHeader>*</AllowedHeader><MaxAgeSeconds>3000</MaxAgeSeconds></CORSRule></CORSConfiguration>`;
 }
