@@ -120,6 +120,10 @@ describe('avatars in the web console (issue 33)', { skip: withoutBrowser }, () =
     await page.waitForSelector('#generate-form select[name=avatarId]');
     assert.equal(await page.inputValue('#generate-form select[name=avatarId]'), made!.avatarId);
     await assertAccessible(page);
+    mkdirSync(screenshots, { recursive: true });
+    await page.locator('#avatars').screenshot({
+      path: path.join(screenshots, 'console-avatars.png'),
+    });
 
     // An avatar video with it, on the fake engine: finished, and asked with that avatar.
     await page.fill('#generate-form textarea[name=script]', 'Hello from the console.');

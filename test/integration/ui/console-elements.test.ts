@@ -170,6 +170,14 @@ describe('own elements in the web console (issue 33)', { skip: withoutBrowser },
     );
     await page.check(box);
     await page.fill('#generate-form textarea[name=prompt]', 'a kite over the sea');
+    await page.waitForSelector('#estimate:has-text("Costs")');
+    mkdirSync(screenshots, { recursive: true });
+    await page.locator('#elements').screenshot({
+      path: path.join(screenshots, 'console-elements.png'),
+    });
+    await page.locator('#generate').screenshot({
+      path: path.join(screenshots, 'generate-elements.png'),
+    });
     await page.click('#generate-form button[type=submit]');
     await page.waitForSelector('#task-status[data-finish-code="0"]');
     assert.deepEqual((await inputOf(t, seeded.apiKey, page)).elementIds, [id]);

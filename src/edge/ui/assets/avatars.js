@@ -184,7 +184,11 @@ function avatarItem(view, a, portraitUrl) {
         ? null
         : h('img', { class: 'thumb', src: portraitUrl, alt: `Portrait of ${a.name}` }),
       h('h4', { id: titleId }, a.name),
-      h('p', { class: 'detail' }, `Voice: ${a.voiceModelId ?? 'none'} · ${dateTime(a.createdAt)}`),
+      h(
+        'p',
+        { class: 'detail' },
+        `Default voice: ${a.voiceModelId ?? 'none'} · ${dateTime(a.createdAt)}`,
+      ),
       actions,
       confirm,
       message,
