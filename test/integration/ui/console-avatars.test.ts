@@ -205,6 +205,9 @@ describe('avatars in the web console (issue 33)', { skip: withoutBrowser }, () =
   it('makes and deletes an avatar with the keyboard alone', async (test) => {
     const seeded = await seedAccount(t.app);
     const page = await openConsole(browser, t, seeded.account.id, test, pageErrors);
+    // Listening long before the key press: Playwright turns on catching the browser's file
+    // chooser with a message of its own, which must land before the chooser opens.
+    const chooser = page.waitForEvent('filechooser');
     const active = () =>
       page.evaluate(() =>
         `${document.activeElement?.tagName} ${document.activeElement?.textContent ?? ''}`.trim(),
@@ -216,11 +219,8 @@ describe('avatars in the web console (issue 33)', { skip: withoutBrowser }, () =
       await page.evaluate(() => (document.activeElement as HTMLInputElement).name),
       'portraitMediaId',
     );
-    const [chooser] = await Promise.all([
-      page.waitForEvent('filechooser'),
-      page.keyboard.press('Space'),
-    ]);
-    await chooser.setFiles(await portraitFile());
+    await page.keyboard.press('Space'); // opens the file chooser, where a person picks the file
+    await (await chooser).setFiles(await portraitFile());
     await page.keyboard.press('Tab'); // the default voice: none
     await page.keyboard.press('Tab');
     assert.equal(await active(), 'BUTTON Create the avatar');

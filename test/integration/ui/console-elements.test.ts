@@ -279,6 +279,9 @@ describe('own elements in the web console (issue 33)', { skip: withoutBrowser },
   it('adds and deletes an element with the keyboard alone', async (test) => {
     const seeded = await seedAccount(t.app);
     const page = await openConsole(browser, t, seeded.account.id, test, pageErrors);
+    // Listening long before the key press: Playwright turns on catching the browser's file
+    // chooser with a message of its own, which must land before the chooser opens.
+    const chooser = page.waitForEvent('filechooser');
     const active = () =>
       page.evaluate(() =>
         `${document.activeElement?.tagName} ${document.activeElement?.textContent ?? ''}`.trim(),
@@ -290,11 +293,12 @@ describe('own elements in the web console (issue 33)', { skip: withoutBrowser },
     await page.keyboard.press('Tab');
     await page.keyboard.type('a paper lantern');
     await page.keyboard.press('Tab');
-    const [chooser] = await Promise.all([
-      page.waitForEvent('filechooser'),
-      page.keyboard.press('Space'),
-    ]);
-    await chooser.setFiles(await picture('lantern.png'));
+    assert.equal(
+      await page.evaluate(() => (document.activeElement as HTMLInputElement).name),
+      'mediaId',
+    );
+    await page.keyboard.press('Space'); // opens the file chooser, where a person picks the file
+    await (await chooser).setFiles(await picture('lantern.png'));
     await page.keyboard.press('Tab');
     assert.equal(await active(), 'BUTTON Add the element');
     await page.keyboard.press('Enter');
