@@ -164,6 +164,21 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     await assertAccessible(page);
     await snap(page, 'console');
 
+    // A long page: every section is listed at its top, and each entry takes you there.
+    const listed = await page.$$eval('#section-nav a', (links) =>
+      links.map((a) => [a.textContent, a.getAttribute('href')]),
+    );
+    const sections = await page.$$eval('#home section > h2', (titles) =>
+      titles.map((h2) => [h2.textContent, `#${h2.parentElement!.id}`]),
+    );
+    assert.deepEqual(listed, sections);
+    await page.click('#section-nav a[href="#webhooks"]');
+    await page.waitForFunction(() => {
+      const top = document.getElementById('webhooks')!.getBoundingClientRect().top;
+      return window.location.hash === '#webhooks' && top >= 0 && top < window.innerHeight;
+    });
+    await page.evaluate(() => window.scrollTo(0, 0));
+
     // A key: created with its secret shown once, working, then revoked and refused.
     await page.fill('#key-form input[name=name]', 'browser key');
     await page.click('#key-form button[type=submit]');

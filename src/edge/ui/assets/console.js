@@ -55,20 +55,34 @@ async function showConsole() {
   const mcp = h('div', {});
   const webhooks = h('div', {});
   const failure = h('p', { hidden: true });
+  const sections = [
+    ['credits', 'Credits', balances],
+    ['generate', 'Generate', generate],
+    ['generations', 'Your generations', history],
+    ['avatars', 'Avatars', avatars],
+    ['elements', 'Elements', elements],
+    ['usage', 'Your usage', usage],
+    ['keys', 'API keys', keys],
+    ['mcp', 'AI agents (MCP)', mcp],
+    ['webhooks', 'Webhooks', webhooks],
+  ];
+  // A long page: its sections listed at the top, each a link to where it starts.
+  const index = h(
+    'nav',
+    { id: 'section-nav', 'aria-label': 'Sections of your console' },
+    h(
+      'ul',
+      {},
+      sections.map(([id, title]) => h('li', {}, h('a', { href: `#${id}` }, title))),
+    ),
+  );
   const home = h(
     'div',
     { id: 'home' },
     h('h1', {}, 'Your console'),
+    index,
     failure,
-    section('credits', 'Credits', balances),
-    section('generate', 'Generate', generate),
-    section('generations', 'Your generations', history),
-    section('avatars', 'Avatars', avatars),
-    section('elements', 'Elements', elements),
-    section('usage', 'Your usage', usage),
-    section('keys', 'API keys', keys),
-    section('mcp', 'AI agents (MCP)', mcp),
-    section('webhooks', 'Webhooks', webhooks),
+    sections.map(([id, title, body]) => section(id, title, body)),
   );
   const adminView = h('div', { id: 'admin-page', hidden: true });
   const nav = h('nav', { id: 'console-nav', 'aria-label': 'Console pages', hidden: true });
