@@ -295,6 +295,21 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     assert.ok(found.length > 0 && found.length < total, `${found.length} found`);
     for (const text of found) assert.match(text, /portu/i);
 
+    // A refusal about one field is said next to it, once, and goes when that is changed.
+    const speed = '#generate-form input[name=speed]';
+    await page.fill('#generate-form textarea[name=text]', 'Olá.');
+    await page.fill(speed, '9');
+    await page.click('#generate-form button[type=submit]');
+    await page.waitForSelector('#generate-form-speed-error');
+    assert.match((await page.textContent('#generate-form-speed-error')) ?? '', /\d/);
+    assert.equal(await page.getAttribute(speed, 'aria-invalid'), 'true');
+    assert.equal(await page.isHidden('#generate-message'), true, 'not said twice');
+    assert.equal(await page.textContent('#task-status'), 'Not submitted.');
+    await assertAccessible(page);
+    await page.fill(speed, '1');
+    await page.waitForSelector('#generate-form-speed-error', { state: 'detached' });
+    assert.equal(await page.getAttribute(speed, 'aria-invalid'), null);
+
     // The gallery shows what each generation was asked with.
     await t.app.services.accounts.grant({
       accountId: seeded.account.id,

@@ -4,7 +4,7 @@
 import { avatarField } from './avatars.js';
 import { api } from './client.js';
 import { contentCard, contentFields } from './content-card.js';
-import { h, say } from './dom.js';
+import { formErrors, h, say } from './dom.js';
 import { elementIdsOf, elementsField } from './elements.js';
 import { kinds } from './kinds.js';
 import { follow, queuedText } from './live.js';
@@ -195,6 +195,29 @@ function inputOf(kind, form) {
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * A refusal with its fields named as the form's controls name them: the size control holds
+ * width and height, a video's format its resolution and aspect ratio; so each error goes next
+ * to what the person can change.
+ */
+function onFormControls(error, kind) {
+  const controls = {
+    width: 'size',
+    height: 'size',
+    ...(kind === 'video' ? { resolution: 'videoFormat', aspectRatio: 'videoFormat' } : {}),
+  };
+  const control = (field) => (Object.hasOwn(controls, field) ? controls[field] : field);
+  const extensions = error?.extensions ?? {};
+  return {
+    message: error?.message,
+    extensions: {
+      ...extensions,
+      field: control(extensions.field),
+      problems: extensions.problems?.map((p) => ({ ...p, field: control(p.field) })),
+    },
+  };
+}
+
 export function renderGenerate(root, onFinished) {
   const models = new Map();
   const kindSelect = h(
@@ -278,15 +301,16 @@ export function renderGenerate(root, onFinished) {
   modelSelect.addEventListener('change', () =>
     showModelFields().catch((e) => say(message, e.message)),
   );
+  const errors = formErrors(form, message);
   form.addEventListener('input', (event) => {
     // A changed form is a new request: the last one's refusal no longer describes it.
-    say(message, '');
+    errors.clear();
     if (event.target !== kindSelect && event.target !== modelSelect) soon();
   });
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    say(message, '');
+    errors.clear();
     const kind = kindSelect.value;
     const [, , mutation, inputType] = kinds.find(([k]) => k === kind);
     // One key per press of the button: a retried request is never charged twice.
@@ -336,7 +360,7 @@ export function renderGenerate(root, onFinished) {
     } catch (error) {
       // Refused: nothing runs, so nothing is "Submitting…" any more.
       if (!submitted) status.textContent = 'Not submitted.';
-      if (!showInputError(form, error)) say(message, error.message);
+      if (!showInputError(form, error)) errors.show(onFormControls(error, kind));
     } finally {
       submit.disabled = false;
       progress.hidden = true;
