@@ -195,6 +195,14 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
       apiKey: secret,
     });
     assert.deepEqual(errorCodes(refused), ['100101']);
+    // The account's own activity says so, read again on request.
+    await page.click('#activity button:has-text("Read it again")');
+    await page.waitForSelector('#activity-entries tr:has-text("api_key.revoked")');
+    assert.equal(
+      await page.locator('#activity-entries th:has-text("Account")').count(),
+      0,
+      'no account column: it is all the person’s own',
+    );
 
     // An image: estimated, submitted, followed live, shown and charged once.
     await page.fill('#generate-form textarea[name=prompt]', 'a lighthouse at dawn');

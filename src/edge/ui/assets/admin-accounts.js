@@ -152,7 +152,7 @@ async function showAccount(root, accountId, notice = '') {
     audit,
   );
   if (notice !== '') say(done, notice, 'status');
-  await auditTable(audit, { accountId: a.id }, 10);
+  await auditTable(audit, { accountId: a.id }, { first: 10 });
   root.dataset.accountId = a.id;
 }
 

@@ -1,4 +1,5 @@
-// The admin Audit log page, and the table of entries the account page shows too.
+// The admin Audit log page, and the table of entries the admin's account page and each
+// person's own Activity section (activity.js) show too.
 
 import { api } from './client.js';
 import { dateTime, h, pagedTable, say } from './dom.js';
@@ -30,12 +31,15 @@ export async function renderAudit(root) {
   await show();
 }
 
-/** The audit entries that `filter` selects, newest first, a page at a time. */
-export function auditTable(root, filter, first = 50) {
+/**
+ * The audit entries that `filter` selects, newest first, a page at a time. `own`: the person's
+ * own activity (their console), without the account column and its admin links.
+ */
+export function auditTable(root, filter, { first = 50, own = false } = {}) {
   return pagedTable(root, {
-    id: 'audit-entries',
-    caption: 'Audit entries, newest first',
-    columns: ['When', 'Account', 'Action', 'Target', 'Who', 'Detail'],
+    id: own ? 'activity-entries' : 'audit-entries',
+    caption: own ? 'What happened to your account, newest first' : 'Audit entries, newest first',
+    columns: ['When', ...(own ? [] : ['Account']), 'Action', 'Target', 'Who', 'Detail'],
     empty: 'No entries.',
     page: async (after) => {
       const { auditLog } = await api(
@@ -49,9 +53,13 @@ export function auditTable(root, filter, first = 50) {
         pageInfo: auditLog.pageInfo,
         rows: auditLog.nodes.map((e) => [
           dateTime(e.at),
-          e.accountId === null
-            ? '—'
-            : h('a', { href: `#/admin/accounts/${e.accountId}` }, e.accountId),
+          ...(own
+            ? []
+            : [
+                e.accountId === null
+                  ? '—'
+                  : h('a', { href: `#/admin/accounts/${e.accountId}` }, e.accountId),
+              ]),
           e.action,
           e.target,
           [e.actor.credential, e.actor.address].filter(Boolean).join(' · '),

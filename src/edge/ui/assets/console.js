@@ -6,9 +6,10 @@
 // (dom.js). This file is the page's shell; each section is a module of its own: generate.js
 // (the form, followed live through live.js), gallery.js (its cards: content-card.js),
 // avatars.js, elements.js (both upload through uploads.js), usage.js, keys.js, agents.js (MCP
-// connections), webhooks.js, with limits.js editing the spending limits of keys and agents.
-// Admin accounts also get the operator's pages (admin.js).
+// connections), webhooks.js, activity.js (the account's own audit log), with limits.js editing
+// the spending limits of keys and agents. Admin accounts also get the operator's pages (admin.js).
 
+import { renderActivity } from './activity.js';
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
 import { renderMcp } from './agents.js';
 import { renderAvatars } from './avatars.js';
@@ -54,6 +55,7 @@ async function showConsole() {
   const keys = h('div', {});
   const mcp = h('div', {});
   const webhooks = h('div', {});
+  const activity = h('div', {});
   const failure = h('p', { hidden: true });
   const sections = [
     ['credits', 'Credits', balances],
@@ -65,6 +67,7 @@ async function showConsole() {
     ['keys', 'API keys', keys],
     ['mcp', 'AI agents (MCP)', mcp],
     ['webhooks', 'Webhooks', webhooks],
+    ['activity', 'Activity', activity],
   ];
   // A long page: its sections listed at the top, each a link to where it starts.
   const index = h(
@@ -104,6 +107,7 @@ async function showConsole() {
     renderKeys(keys),
     renderMcp(mcp),
     renderWebhooks(webhooks),
+    renderActivity(activity),
   ]);
   const failed = loaded.find((r) => r.status === 'rejected');
   if (failed !== undefined) say(failure, failed.reason.message);
