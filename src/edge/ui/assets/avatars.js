@@ -4,7 +4,7 @@
 // form's avatar field (avatarField) follows every change without a reload.
 
 import { api } from './client.js';
-import { dateTime, formErrors, h, refusalText, say } from './dom.js';
+import { confirmedDelete, dateTime, formErrors, h, refusalText, say } from './dom.js';
 import { asFieldError, downloadUrls, imageField, uploadChosen } from './uploads.js';
 import { allVoices } from './voices.js';
 
@@ -131,48 +131,16 @@ async function showAvatars(view) {
 function avatarItem(view, a, portraitUrl) {
   const titleId = `avatar-${a.avatarId}-title`;
   const message = h('p', { hidden: true });
-  const remove = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'delete' },
-    'Delete',
-  );
-  const actions = h('p', { class: 'actions' }, remove);
-  const yes = h('button', { type: 'button', 'data-action': 'confirm-delete' }, 'Yes, delete it');
-  const keep = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'keep' },
-    'Keep it',
-  );
-  const confirm = h(
-    'div',
-    { class: 'confirm', hidden: true },
-    h('p', {}, `Delete ${a.name}? Avatar videos already made keep playing.`),
-    h('p', { class: 'actions' }, yes, ' ', keep),
-  );
-  remove.addEventListener('click', () => {
-    say(message, '');
-    actions.hidden = true;
-    confirm.hidden = false;
-    keep.focus();
-  });
-  keep.addEventListener('click', () => {
-    confirm.hidden = true;
-    actions.hidden = false;
-    remove.focus();
-  });
-  yes.addEventListener('click', async () => {
-    yes.disabled = true;
-    try {
+  const { actions, confirm } = confirmedDelete({
+    question: `Delete ${a.name}? Avatar videos already made keep playing.`,
+    message,
+    remove: async () => {
       await api('mutation ($id: ID!) { deleteAvatar(avatarId: $id) }', { id: a.avatarId });
       await showAvatars(view);
       document.dispatchEvent(new CustomEvent(changed));
       say(view.message, `${a.name} is deleted.`, 'status');
       view.message.focus();
-    } catch (error) {
-      say(message, refusalText(error));
-    } finally {
-      yes.disabled = false;
-    }
+    },
   });
   return h(
     'li',

@@ -199,3 +199,43 @@ export async function act(button, message, change) {
     button.disabled = false;
   }
 }
+
+/**
+ * Delete after a confirmation: a Delete button (after `beside`, other buttons of the row) that,
+ * pressed, gives way to `question` with "Yes, delete it" and "Keep it" (focused). "Keep it"
+ * brings Delete back; "Yes" runs `remove`, whose refusal is said in `message`. Place both
+ * returned elements where the row goes.
+ */
+export function confirmedDelete({ question, remove, message, beside = [] }) {
+  const button = h(
+    'button',
+    { type: 'button', class: 'secondary', 'data-action': 'delete' },
+    'Delete',
+  );
+  const actions = h('p', { class: 'actions' }, ...beside.flatMap((b) => [b, ' ']), button);
+  const yes = h('button', { type: 'button', 'data-action': 'confirm-delete' }, 'Yes, delete it');
+  const keep = h(
+    'button',
+    { type: 'button', class: 'secondary', 'data-action': 'keep' },
+    'Keep it',
+  );
+  const confirm = h(
+    'div',
+    { class: 'confirm', hidden: true },
+    h('p', {}, question),
+    h('p', { class: 'actions' }, yes, ' ', keep),
+  );
+  button.addEventListener('click', () => {
+    say(message, '');
+    actions.hidden = true;
+    confirm.hidden = false;
+    keep.focus();
+  });
+  keep.addEventListener('click', () => {
+    confirm.hidden = true;
+    actions.hidden = false;
+    button.focus();
+  });
+  yes.addEventListener('click', () => act(yes, message, remove));
+  return { actions, confirm };
+}

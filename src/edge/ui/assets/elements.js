@@ -5,7 +5,7 @@
 // fields pick elements through elementsField, which follows every change without a reload.
 
 import { api } from './client.js';
-import { dateTime, formErrors, h, refusalText, say } from './dom.js';
+import { confirmedDelete, dateTime, formErrors, h, refusalText, say } from './dom.js';
 import { asFieldError, downloadUrls, imageField, uploadChosen } from './uploads.js';
 
 /** Sent on `document` after an element is made or deleted. */
@@ -173,48 +173,16 @@ function elementItem(view, e, previewUrl) {
 
 function deleteControls(view, e) {
   const message = h('p', { hidden: true });
-  const remove = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'delete' },
-    'Delete',
-  );
-  const actions = h('p', { class: 'actions' }, remove);
-  const yes = h('button', { type: 'button', 'data-action': 'confirm-delete' }, 'Yes, delete it');
-  const keep = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'keep' },
-    'Keep it',
-  );
-  const confirm = h(
-    'div',
-    { class: 'confirm', hidden: true },
-    h('p', {}, `Delete ${e.name}? Generations already submitted with it still run.`),
-    h('p', { class: 'actions' }, yes, ' ', keep),
-  );
-  remove.addEventListener('click', () => {
-    say(message, '');
-    actions.hidden = true;
-    confirm.hidden = false;
-    keep.focus();
-  });
-  keep.addEventListener('click', () => {
-    confirm.hidden = true;
-    actions.hidden = false;
-    remove.focus();
-  });
-  yes.addEventListener('click', async () => {
-    yes.disabled = true;
-    try {
+  const { actions, confirm } = confirmedDelete({
+    question: `Delete ${e.name}? Generations already submitted with it still run.`,
+    message,
+    remove: async () => {
       await api('mutation ($id: ID!) { deleteElement(elementId: $id) }', { id: e.elementId });
       await showElements(view);
       document.dispatchEvent(new CustomEvent(changed));
       say(view.message, `${e.name} is deleted.`, 'status');
       view.message.focus();
-    } catch (error) {
-      say(message, refusalText(error));
-    } finally {
-      yes.disabled = false;
-    }
+    },
   });
   return [actions, confirm, message];
 }

@@ -6,7 +6,7 @@
 
 import { api } from './client.js';
 import { contentCard, contentFields } from './content-card.js';
-import { h, refusalText, say } from './dom.js';
+import { act, confirmedDelete, h, refusalText, say } from './dom.js';
 import { kinds } from './kinds.js';
 
 const pageSize = 12;
@@ -142,49 +142,19 @@ function createGallery(root) {
       box.append(h('p', { class: 'actions' }, cancel), note);
       return box;
     }
-    const remove = h(
-      'button',
-      { type: 'button', class: 'secondary', 'data-action': 'delete' },
-      'Delete',
-    );
-    const actions = h('p', { class: 'actions' }, remove);
-    const yes = h('button', { type: 'button', 'data-action': 'confirm-delete' }, 'Yes, delete it');
-    const keep = h(
-      'button',
-      { type: 'button', class: 'secondary', 'data-action': 'keep' },
-      'Keep it',
-    );
-    const confirm = h(
-      'div',
-      { class: 'confirm', hidden: true },
-      h(
-        'p',
-        {},
+    const { actions, confirm } = confirmedDelete({
+      question:
         'Delete this generation and its files? Its download links stop working. What it cost is not refunded.',
-      ),
-      h('p', { class: 'actions' }, yes, keep),
-    );
-    remove.addEventListener('click', () => {
-      say(note, '');
-      actions.hidden = true;
-      confirm.hidden = false;
-      keep.focus();
-    });
-    keep.addEventListener('click', () => {
-      confirm.hidden = true;
-      actions.hidden = false;
-      remove.focus();
-    });
-    yes.addEventListener('click', () =>
-      act(yes, note, async () => {
+      message: note,
+      remove: async () => {
         await api('mutation ($id: ID!) { deleteContent(contentId: $id) }', {
           id: content.contentId,
         });
         removeCard(box.closest('article'));
         say(message, 'The generation is deleted.', 'status');
         message.focus();
-      }),
-    );
+      },
+    });
     box.append(actions, confirm, note);
     return box;
   };
@@ -211,7 +181,7 @@ function createGallery(root) {
 }
 
 /** Runs a change from a button: the button off meanwhile, a refusal said in `note`. */
-async function act(button, note, change) {
+async function _act(button, note, change) {
   say(note, '');
   button.disabled = true;
   try {

@@ -6,7 +6,7 @@
 // read again, so what the page shows is what the server holds.
 
 import { api } from './client.js';
-import { act, dateTime, formErrors, h, say } from './dom.js';
+import { act, confirmedDelete, dateTime, formErrors, h, say } from './dom.js';
 import { deliveriesPanel } from './webhook-deliveries.js';
 
 /** The events an endpoint may ask for: [GraphQL value, words, ticked on a new endpoint]. */
@@ -286,18 +286,18 @@ function endpointItem(view, e) {
       rotate.disabled = false;
     }),
   );
-  const remove = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'delete' },
-    'Delete',
-  );
-  const actions = h('p', { class: 'actions' }, toggle, ' ', rotate, ' ', remove);
-  const confirm = deleteConfirmation(view, e, actions, message);
-  remove.addEventListener('click', () => {
-    say(message, '');
-    actions.hidden = true;
-    confirm.hidden = false;
-    confirm.querySelector('[data-action=keep]').focus();
+  const { actions, confirm } = confirmedDelete({
+    question: `Delete ${e.url}? Nothing more is sent to it, its deliveries are no longer listed, and its secret stops working.`,
+    message,
+    beside: [toggle, rotate],
+    remove: async () => {
+      await api('mutation ($id: ID!) { deleteWebhookEndpoint(endpointId: $id) { id } }', {
+        id: e.id,
+      });
+      await showEndpoints(view);
+      say(view.message, `${e.url} is deleted.`, 'status');
+      view.message.focus();
+    },
   });
   return h(
     'article',
@@ -337,41 +337,6 @@ function endpointItem(view, e) {
     editPanel(view, e),
     deliveriesPanel(e),
   );
-}
-
-function deleteConfirmation(view, e, actions, message) {
-  const yes = h('button', { type: 'button', 'data-action': 'confirm-delete' }, 'Yes, delete it');
-  const keep = h(
-    'button',
-    { type: 'button', class: 'secondary', 'data-action': 'keep' },
-    'Keep it',
-  );
-  const confirm = h(
-    'div',
-    { class: 'confirm', hidden: true },
-    h(
-      'p',
-      {},
-      `Delete ${e.url}? Nothing more is sent to it, its deliveries are no longer listed, and its secret stops working.`,
-    ),
-    h('p', { class: 'actions' }, yes, ' ', keep),
-  );
-  keep.addEventListener('click', () => {
-    confirm.hidden = true;
-    actions.hidden = false;
-    actions.querySelector('[data-action=delete]').focus();
-  });
-  yes.addEventListener('click', () =>
-    act(yes, message, async () => {
-      await api('mutation ($id: ID!) { deleteWebhookEndpoint(endpointId: $id) { id } }', {
-        id: e.id,
-      });
-      await showEndpoints(view);
-      say(view.message, `${e.url} is deleted.`, 'status');
-      view.message.focus();
-    }),
-  );
-  return confirm;
 }
 
 /** Change the URL, events, description or threshold of an endpoint. */
