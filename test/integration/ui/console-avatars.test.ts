@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
 import { assertAccessible, openConsole } from '../../helpers/console-page.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { gqlOk, testPicture } from '../../helpers/media.ts';
+import { gqlOk, testPicture, testTone } from '../../helpers/media.ts';
 import { seedAccount } from '../../helpers/seed.ts';
 
 // Issue 33: avatars in the console, driven in Chromium. A portrait (PNG) is uploaded through
@@ -127,16 +127,47 @@ describe('avatars in the web console (issue 33)', { skip: withoutBrowser }, () =
 
     // An avatar video with it, on the fake engine: finished, and asked with that avatar.
     await page.fill('#generate-form textarea[name=script]', 'Hello from the console.');
+    // In another voice than the avatar's own, chosen from every voice.
+    const voice = await page.$eval(
+      '#generate-form select[name=voiceModelId] option:nth-child(2)',
+      (o) => (o as HTMLOptionElement).value,
+    );
+    await page.selectOption('#generate-form select[name=voiceModelId]', voice);
     await page.click('#generate-form button[type=submit]');
     await page.waitForSelector('#task-status[data-finish-code="0"]');
     const contentId = await page.getAttribute('#result article.content', 'data-content-id');
-    const { getContent } = await gqlOk<{ getContent: { input: { avatarId: string } } }>(
-      t.url,
-      seeded.apiKey,
-      'query ($id: ID!) { getContent(contentId: $id) { input } }',
-      { id: contentId },
-    );
+    const { getContent } = await gqlOk<{
+      getContent: { input: { avatarId: string; voiceModelId: string } };
+    }>(t.url, seeded.apiKey, 'query ($id: ID!) { getContent(contentId: $id) { input } }', {
+      id: contentId,
+    });
     assert.equal(getContent.input.avatarId, made!.avatarId);
+    assert.equal(getContent.input.voiceModelId, voice);
+
+    // Or a recording instead of a script, uploaded when Generate is pressed.
+    await page.fill('#generate-form textarea[name=script]', '');
+    await page.setInputFiles('#generate-form input[name=audioMediaId]', {
+      name: 'hello.wav',
+      mimeType: 'audio/wav',
+      buffer: await testTone(1),
+    });
+    await page.waitForSelector('#estimate:has-text("Priced by the recording")');
+    await page.click('#generate-form button[type=submit]');
+    await page.waitForFunction((first) => {
+      const status = document.getElementById('task-status');
+      const shown = document
+        .querySelector('#result article.content')
+        ?.getAttribute('data-content-id');
+      return status?.dataset.finishCode === '0' && shown !== first;
+    }, contentId);
+    const spoken = await page.getAttribute('#result article.content', 'data-content-id');
+    const recorded = await gqlOk<{
+      getContent: { input: { audioMediaId?: string; script?: string | null } };
+    }>(t.url, seeded.apiKey, 'query ($id: ID!) { getContent(contentId: $id) { input } }', {
+      id: spoken,
+    });
+    assert.match(recorded.getContent.input.audioMediaId ?? '', /./, 'asked with the recording');
+    assert.equal(recorded.getContent.input.script ?? null, null, 'and no script');
 
     // Deleted after its confirmation; "Keep it" first changes nothing.
     await page.click(`${item(made!.avatarId)} button[data-action=delete]`);

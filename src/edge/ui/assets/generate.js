@@ -8,7 +8,7 @@ import { formErrors, h, say } from './dom.js';
 import { elementIdsOf, elementsField } from './elements.js';
 import { kinds } from './kinds.js';
 import { follow, queuedText } from './live.js';
-import { showInputError, startImageField, uploadInputs } from './uploads.js';
+import { audioField, showInputError, startImageField, uploadInputs } from './uploads.js';
 import { allVoices } from './voices.js';
 
 /** The form's fields for one kind and model, from the model's capabilities. */
@@ -25,8 +25,8 @@ async function kindFields(kind, model) {
         options.map(([value, text]) => h('option', { value }, text)),
       ),
     );
-  const text = (name, label, max) =>
-    h('label', {}, label, h('textarea', { name, rows: 3, required: true, maxlength: max }));
+  const text = (name, label, max, required = true) =>
+    h('label', {}, label, h('textarea', { name, rows: 3, required, maxlength: max }));
   const number = (name, label, attributes) =>
     h('label', {}, label, h('input', { name, type: 'number', ...attributes }));
   if (kind === 'image') {
@@ -89,7 +89,24 @@ async function kindFields(kind, model) {
   }
   return [
     await avatarField(),
-    text('script', 'Script', caps.maxScriptLength),
+    text('script', 'Script', caps.maxScriptLength, false),
+    audioField('audioMediaId', 'Or a recording to speak', {
+      required: false,
+      hint: 'Instead of a script: the avatar speaks this audio file (MP3, WAV, Ogg, Opus, FLAC).',
+    }),
+    h(
+      'label',
+      {},
+      'Voice of the script',
+      h(
+        'select',
+        { name: 'voiceModelId' },
+        h('option', { value: '' }, 'The avatar’s own voice'),
+        (await allVoices()).map((v) =>
+          h('option', { value: v.voiceModelId }, `${v.name} (${v.language})`),
+        ),
+      ),
+    ),
     select(
       'resolution',
       'Resolution',
@@ -150,6 +167,12 @@ function mainText(kind, form) {
   return String(field.value ?? '').trim() === '' ? label : null;
 }
 
+/** An avatar video to speak a chosen recording rather than a script: priced once uploaded. */
+function speaksRecording(kind, form) {
+  const recording = form.elements.namedItem('audioMediaId');
+  return kind === 'avatar' && recording?.files?.length > 0 && mainText(kind, form) !== null;
+}
+
 /** The generate*Input the form describes. Long texts travel as variables, never in the query. */
 function inputOf(kind, form) {
   const data = new FormData(form);
@@ -186,9 +209,12 @@ function inputOf(kind, form) {
       speed: speed === undefined ? undefined : Number(speed),
     });
   } else {
+    const script = value('script');
     Object.assign(input, {
       avatarId: value('avatarId'),
-      script: value('script') ?? '',
+      script,
+      // The voice speaks the script; a recording speaks for itself.
+      voiceModelId: script === undefined ? undefined : value('voiceModelId'),
       resolution: value('resolution'),
     });
   }
@@ -249,6 +275,11 @@ export function renderGenerate(root, onFinished) {
   const updateEstimate = async () => {
     const ticket = ++estimating;
     const kind = kindSelect.value;
+    if (speaksRecording(kind, form)) {
+      estimate.textContent = 'Priced by the recording’s length, once it is uploaded.';
+      estimate.className = 'detail';
+      return;
+    }
     // Nothing to price yet: said as a hint, not as an error of a form nobody filled in.
     const empty = mainText(kind, form);
     if (empty !== null) {

@@ -1,15 +1,20 @@
 // The console's one upload step, shared by avatars.js (a portrait), elements.js (an element's
-// picture) and the Generate form (a video's starting image): a file field that accepts what
-// Atelier takes, a check in the browser, then createUpload and a PUT of the bytes to the
-// uploadUrl it answers — Atelier's own /uploads route, or a presigned URL on the object store
+// picture) and the Generate form (a video's starting image, an avatar video's recording): a
+// file field that accepts what Atelier takes, a check in the browser, then createUpload and a
+// PUT of the bytes to the uploadUrl it answers — Atelier's own /uploads route, or a presigned URL on the object store
 // (the page's Content-Security-Policy allows that store's origin). Progress shows under the
 // field; a refusal shows next to it, whichever step refused.
 
 import { ApiError, api } from './client.js';
 import { formErrors, h } from './dom.js';
 
-/** What createUpload takes for an image (upload-checks.ts); the bytes are checked again there. */
-export const imageTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+/** What createUpload takes, by kind (upload-checks.ts); the bytes are checked again there. */
+const types = {
+  image: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+  audio: ['audio/mpeg', 'audio/wav', 'audio/ogg', 'audio/opus', 'audio/flac'],
+};
+const typeWords = { image: 'an image', audio: 'an audio file' };
+const typeNames = { image: 'PNG, JPEG, WebP or GIF', audio: 'MP3, WAV, Ogg, Opus or FLAC' };
 
 /** Fields of the upload steps' own refusals, which all describe the file the person chose. */
 const uploadFields = ['mimeType', 'bytes', 'filename'];
@@ -18,11 +23,21 @@ const uploadFields = ['mimeType', 'bytes', 'filename'];
  * A file field for one image: `name` is the field the upload's media id goes to in the
  * mutation (`portraitMediaId`, `mediaId`, `imageMediaId`), so a refusal naming it lands here.
  */
-export function imageField(name, label, { required = true, hint } = {}) {
+export function imageField(name, label, options = {}) {
+  return fileField('image', name, label, options);
+}
+
+/** A file field for one recording (`audioMediaId`): as imageField, for audio. */
+export function audioField(name, label, options = {}) {
+  return fileField('audio', name, label, options);
+}
+
+function fileField(kind, name, label, { required = true, hint }) {
   const input = h('input', {
     type: 'file',
     name,
-    accept: imageTypes.join(','),
+    accept: types[kind].join(','),
+    'data-kind': kind,
     required,
     'aria-describedby': hint === undefined ? undefined : `${name}-hint`,
   });
@@ -58,10 +73,11 @@ export async function uploadChosen(form, name) {
   if (file === undefined) return null;
   const known = uploaded.get(file);
   if (known !== undefined) return known;
-  if (!imageTypes.includes(file.type)) {
+  const kind = input.dataset.kind ?? 'image';
+  if (!types[kind].includes(file.type)) {
     throw fieldError(
       name,
-      `${file.name} is not an image Atelier takes: choose a PNG, JPEG, WebP or GIF file.`,
+      `${file.name} is not ${typeWords[kind]} Atelier takes: choose a ${typeNames[kind]} file.`,
     );
   }
   let created;
@@ -69,7 +85,7 @@ export async function uploadChosen(form, name) {
     ({ createUpload: created } = await api(
       `mutation ($input: CreateUploadInput!) {
         createUpload(input: $input) { mediaId uploadUrl expiresAt } }`,
-      { input: { kind: 'image', mimeType: file.type, bytes: file.size, filename: file.name } },
+      { input: { kind, mimeType: file.type, bytes: file.size, filename: file.name } },
     ));
   } catch (error) {
     throw asFieldError(error, name, uploadFields);
@@ -164,16 +180,20 @@ export function startImageField(caps) {
 }
 
 /** Fields of the Generate form this module and elements.js own, whose refusals go next to them. */
-const inputFields = ['imageMediaId', 'elementIds'];
+const inputFields = ['imageMediaId', 'audioMediaId', 'elementIds'];
 
 /**
- * The Generate form's chosen files, uploaded, as generate*Input fields: `{ imageMediaId }`, or
- * nothing. Clears what an earlier submit said next to these fields.
+ * The Generate form's chosen files, uploaded, as generate*Input fields (`imageMediaId`, an
+ * avatar video's `audioMediaId`), or nothing. Clears what an earlier submit said next to them.
  */
 export async function uploadInputs(form) {
   formErrors(form, h('p')).clear();
-  const imageMediaId = await uploadChosen(form, 'imageMediaId');
-  return imageMediaId === null ? {} : { imageMediaId };
+  const input = {};
+  for (const name of ['imageMediaId', 'audioMediaId']) {
+    const mediaId = await uploadChosen(form, name);
+    if (mediaId !== null) input[name] = mediaId;
+  }
+  return input;
 }
 
 /** Shows a refusal of a starting image or of elements next to its field; false for others. */
