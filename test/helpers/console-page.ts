@@ -26,6 +26,8 @@ export async function openConsole(
   test: { after(fn: () => Promise<void>): void },
   pageErrors: string[],
   options: BrowserContextOptions = { viewport: { width: 1100, height: 900 } },
+  /** Runs on the page before it signs in (a route the console's sockets must go through). */
+  prepare: (page: Page) => Promise<void> = async () => {},
 ): Promise<Page> {
   const who = { email: `console-${accountId}@example.test`, password: 'a console password' };
   if (!signIns.has(accountId)) {
@@ -36,6 +38,7 @@ export async function openConsole(
   test.after(() => context.close());
   const page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  await prepare(page);
   await page.goto(`${t.url}/login?next=console`);
   await page.fill('input[name=email]', who.email);
   await page.fill('input[name=password]', who.password);

@@ -249,6 +249,31 @@ describe('the gallery in the web console (issue 33)', {
     await assertAccessible(page);
   });
 
+  it('keeps the card of a run current as it goes, and shows its result when it ends', async (test) => {
+    const seeded = await seedAccount(t.app, { credits: { standard: 100 } });
+    standin.script({ manual: true, steps: 4 });
+    const prediction = standin.nextPrediction();
+    const held = await submitOk(t.url, seeded.apiKey, { modelId: 'mdl_rep-image', prompt: 'live' });
+    const { pace } = await prediction;
+    pace.advance(1);
+    await waitForTask(t.url, seeded.apiKey, held.taskId, (s) => s.status === 'running');
+    const page = await openConsole(browser, t, seeded.account.id, test, pageErrors);
+    const liveCard = card(held.contentId);
+    await page.waitForSelector(`${liveCard} .state:has-text("running")`);
+    // Submitted elsewhere (the API), followed here without a reload: progress, then the result.
+    pace.advance(1);
+    await page.waitForFunction(
+      (selector) => /running, [1-9]\d* %/.test(document.querySelector(selector)?.textContent ?? ''),
+      `${liveCard} .state`,
+    );
+    pace.release();
+    await page.waitForSelector(`${liveCard}[data-status=finished] .state:has-text("finished")`);
+    await page.waitForSelector(`${liveCard} img`);
+    assert.equal(await page.locator(`${liveCard} [data-action=delete]`).count(), 1);
+    assert.equal(await page.locator(`${liveCard} [data-action=cancel]`).count(), 0);
+    await assertAccessible(page);
+  });
+
   it('filters, deletes and shows more with the keyboard alone', async (test) => {
     const seeded = await seedAccount(t.app, { credits: { standard: 100 } });
     await images(t, seeded.apiKey, 13);

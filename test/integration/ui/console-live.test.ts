@@ -48,7 +48,6 @@ describe('live progress in the web console across a dropped connection (issue 33
 
   it('live progress resumes after the cursor when the connection drops mid-run', async (test) => {
     const seeded = await seedAccount(t.app, { credits: { standard: 100 } });
-    const page = await openConsole(browser, t, seeded.account.id, test, pageErrors);
     // Every socket of the page goes through this route: the first is dropped mid-run, and the
     // second reaches the server only when the test lets it, so the drop is seen for sure.
     const sockets: { page: WebSocketRoute; sent: string[]; received: string[] }[] = [];
@@ -57,29 +56,39 @@ describe('live progress in the web console across a dropped connection (issue 33
       letThrough = resolve;
     });
     const frames = new FrameWaiter();
-    await page.routeWebSocket(/\/graphql$/, (ws) => {
-      const socket = { page: ws, sent: [] as string[], received: [] as string[] };
-      sockets.push(socket);
-      const waiting: string[] = [];
-      let server: WebSocketRoute | undefined;
-      ws.onMessage((message) => {
-        socket.sent.push(String(message));
-        frames.changed();
-        if (server === undefined) waiting.push(String(message));
-        else server.send(message);
-      });
-      const connect = () => {
-        server = ws.connectToServer();
-        server.onMessage((message) => {
-          socket.received.push(String(message));
-          frames.changed();
-          ws.send(message);
+    const page = await openConsole(
+      browser,
+      t,
+      seeded.account.id,
+      test,
+      pageErrors,
+      undefined,
+      async (page) => {
+        await page.routeWebSocket(/\/graphql$/, (ws) => {
+          const socket = { page: ws, sent: [] as string[], received: [] as string[] };
+          sockets.push(socket);
+          const waiting: string[] = [];
+          let server: WebSocketRoute | undefined;
+          ws.onMessage((message) => {
+            socket.sent.push(String(message));
+            frames.changed();
+            if (server === undefined) waiting.push(String(message));
+            else server.send(message);
+          });
+          const connect = () => {
+            server = ws.connectToServer();
+            server.onMessage((message) => {
+              socket.received.push(String(message));
+              frames.changed();
+              ws.send(message);
+            });
+            for (const message of waiting.splice(0)) server.send(message);
+          };
+          if (sockets.length === 1) connect();
+          else void reconnect.then(connect);
         });
-        for (const message of waiting.splice(0)) server.send(message);
-      };
-      if (sockets.length === 1) connect();
-      else void reconnect.then(connect);
-    });
+      },
+    );
     standin.script({ manual: true, steps: 4 });
     const created = standin.nextPrediction();
     await page.selectOption('#model', 'mdl_rep-image');
@@ -94,7 +103,7 @@ describe('live progress in the web console across a dropped connection (issue 33
     const cursors = () =>
       sockets[0]!.received
         .map((m) => JSON.parse(m))
-        .filter((m) => m.type === 'next')
+        .filter((m) => m.type === 'next' && m.payload.data?.taskUpdated)
         .map((m) => m.payload.data.taskUpdated.cursor as string);
     const lastSeen = cursors().at(-1);
     assert.ok(lastSeen, 'updates carry a cursor');
@@ -112,10 +121,13 @@ describe('live progress in the web console across a dropped connection (issue 33
     );
     letThrough();
     // The new connection subscribes after the last cursor seen, and gets what it missed.
-    await frames.until(() => sockets[1]?.sent.some((m) => JSON.parse(m).type === 'subscribe'));
-    const resubscribe = JSON.parse(
-      sockets[1]!.sent.find((m) => JSON.parse(m).type === 'subscribe')!,
-    );
+    // (The gallery's own subscription, myTaskUpdates, goes again too.)
+    const followed = (m: string) => {
+      const message = JSON.parse(m);
+      return message.type === 'subscribe' && message.payload.query.includes('taskUpdated(');
+    };
+    await frames.until(() => sockets[1]?.sent.some(followed));
+    const resubscribe = JSON.parse(sockets[1]!.sent.find(followed)!);
     assert.equal(resubscribe.payload.variables.after, lastSeen);
     await page.waitForSelector('#task-status:has-text("Running… 50 %")');
     assert.equal(await page.getAttribute('#progress', 'hidden'), null, 'the bar still shows');

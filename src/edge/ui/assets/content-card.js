@@ -81,6 +81,7 @@ export function contentCard(content, actions = null) {
     {
       class: 'content',
       'data-content-id': content.contentId,
+      'data-task-id': task.taskId,
       'data-status': task.status,
       'aria-labelledby': titleId,
     },

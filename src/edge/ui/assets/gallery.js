@@ -2,12 +2,15 @@
 // (content-card.js), filtered by kind and by state, a page at a time ("Show more" follows the
 // connection's cursor). A queued or running one can be cancelled; a finished one deleted after
 // a confirmation, its files with it. What the page shows after each change is what the server
-// answers: a cancelled card is read again, a deleted one leaves the list.
+// answers: a cancelled card is read again, a deleted one leaves the list. The account's task
+// updates (`myTaskUpdates`) keep the cards of unfinished generations current: the progress
+// in place, and a card read again when its state changes.
 
 import { api } from './client.js';
-import { contentCard, contentFields } from './content-card.js';
+import { contentCard, contentFields, stateText } from './content-card.js';
 import { act, confirmedDelete, h, refusalText, say } from './dom.js';
 import { kinds } from './kinds.js';
+import { liveClient } from './live.js';
 
 const pageSize = 12;
 
@@ -108,7 +111,7 @@ function createGallery(root) {
   const replace = (old, content, focus) => {
     const fresh = card(content);
     old.replaceWith(fresh);
-    fresh.querySelector(focus)?.focus();
+    if (focus !== undefined) fresh.querySelector(focus)?.focus();
   };
   const removeCard = (element) => {
     element.remove();
@@ -158,6 +161,33 @@ function createGallery(root) {
     box.append(actions, confirm, note);
     return box;
   };
+
+  /** A task update of the account: the card it concerns, if shown, made current. */
+  const update = async (task) => {
+    const shownCard = list.querySelector(`article.content[data-task-id="${task.taskId}"]`);
+    if (shownCard === null) return;
+    if (shownCard.dataset.status === task.status) {
+      const state = shownCard.querySelector('.state');
+      if (state !== null) state.textContent = stateText(task);
+      return;
+    }
+    const { getContent } = await api(
+      `query ($id: ID!) { getContent(contentId: $id) { ${contentFields} } }`,
+      { id: shownCard.dataset.contentId },
+    );
+    // Read again meanwhile (a filter, a reload): that card is gone, or already current.
+    if (shownCard.isConnected) replace(shownCard, getContent);
+  };
+  liveClient().subscribe(
+    { query: 'subscription { myTaskUpdates { taskId status progress finishCode } }' },
+    {
+      next: ({ data }) => {
+        if (data?.myTaskUpdates) update(data.myTaskUpdates).catch(() => {});
+      },
+      error: () => {},
+      complete: () => {},
+    },
+  );
 
   filters.addEventListener('change', () => {
     say(message, '');
