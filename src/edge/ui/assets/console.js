@@ -1,13 +1,14 @@
 // The web console at `/`: shown to a person holding an ID token from /login (sessionStorage
 // "atelier.idToken"), in place of the landing page. It is a browser client of the API like any
 // other: the ID token in X-IdP-Token for GraphQL and in connection_init for graphql-ws
-// (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server
-// refuses, sends the person back to /login (client.js). DOM built with createElement only
-// (dom.js). This file is the page's shell; each section is a module of its own: generate.js
-// (the form, followed live through live.js), gallery.js (its cards: content-card.js),
-// avatars.js, elements.js (both upload through uploads.js), usage.js, keys.js, agents.js (MCP
-// connections), webhooks.js, activity.js (the account's own audit log), with limits.js editing
-// the spending limits of keys and agents. Admin accounts also get the operator's pages (admin.js).
+// (assets/graphql-ws.js sets globalThis.graphqlWs). An expired token, or one the server refuses,
+// sends the person back to /login (client.js). DOM built with createElement only (dom.js). This
+// file is the page's shell; each section is a module of its own: generate.js (the form, its
+// fields per kind in kind-form.js, followed live through live.js), gallery.js (its cards:
+// content-card.js), avatars.js, elements.js (both upload through uploads.js), usage.js, keys.js,
+// agents.js (MCP connections), webhooks.js, activity.js (the account's own audit log), with
+// limits.js editing the spending limits of keys and agents. Admin accounts also get the
+// operator's pages (admin.js).
 
 import { renderActivity } from './activity.js';
 import { adminPages, isAdmin, renderAdminPage } from './admin.js';
