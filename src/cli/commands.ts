@@ -1,4 +1,4 @@
-import { type Config, ConfigError, loadConfig } from '../config/config.ts';
+import { ConfigError, loadProcessConfig } from '../config/config.ts';
 import type { Core } from '../core.ts';
 import { systemClock } from '../shared/clock.ts';
 import { ErrorCode } from '../shared/errors.ts';
@@ -239,7 +239,7 @@ export const operatorCommands: readonly OperatorCommandSpec[] = [
     summary: 'check MODELS (CONFIG_FILE) again and use it on every node, or list its problems',
     description:
       'reads `CONFIG_FILE` again and puts its `MODELS` in use on every node, or changes nothing and lists every problem (see [Operating Atelier](operating.md#models-without-a-restart))',
-    run: (core) => core.modelsReload.reload(readConfigAgain()),
+    run: (core) => core.modelsReload.reload(loadProcessConfig()),
   },
   {
     name: 'usage',
@@ -293,14 +293,6 @@ ${lines.join('\n')}
 Operator commands print JSON. With the embedded database and a server running on it, they run
 in that server (through DATA_DIR/control/atelier.sock, the data directory owner's only).
 Configuration comes from the environment (see docs/configuration.md).`;
-}
-
-/**
- * The configuration as it is now (`CONFIG_FILE` read again): what `models reload` and SIGHUP
- * put in use. Every problem of it is listed, as at start, and nothing changes.
- */
-export function readConfigAgain(): Config {
-  return loadConfig({ env: process.env, cwd: process.cwd() });
 }
 
 /**

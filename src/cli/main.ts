@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type Config, ConfigError, loadConfig } from '../config/config.ts';
+import { type Config, ConfigError, loadProcessConfig } from '../config/config.ts';
 import { buildCore, type Core, databaseLocation, migrateUnbounded } from '../core.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { StartupError } from '../shared/startup-error.ts';
@@ -8,7 +8,7 @@ import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
 import { openDatabase } from '../store/database.ts';
 import { negativeValuesJoined, options, UsageError, type Values } from './arguments.ts';
-import { operatorCommand, readConfigAgain, usageText } from './commands.ts';
+import { operatorCommand, usageText } from './commands.ts';
 import {
   askServer,
   type ControlAnswer,
@@ -37,7 +37,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(usageText());
       return 0;
     }
-    const config = loadConfig({ env: process.env, cwd: process.cwd() });
+    const config = loadProcessConfig();
     repairDataDirModes(config.dataDir);
     // Loaded here, not at the top: the HTTP stack (Fastify, Mercurius, the schema, MCP) is a
     // third of the start of an operator command that never serves.
@@ -50,12 +50,12 @@ export async function main(argv: readonly string[]): Promise<number> {
           dataDir === null
             ? Promise.resolve(undefined)
             : listenForCommands(dataDir, (request) => answerCommand(core, request)),
-        reloadSource: readConfigAgain,
+        reloadSource: loadProcessConfig,
       });
       return 0;
     }
     if (command === 'worker') {
-      await (await import('../main.ts')).work(config, readConfigAgain);
+      await (await import('../main.ts')).work(config, loadProcessConfig);
       return 0;
     }
     if (command === 'migrate') {

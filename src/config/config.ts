@@ -178,6 +178,15 @@ export interface ConfigSources {
   cwd: string;
 }
 
+/**
+ * This process's configuration, from its environment and working directory as they are now:
+ * at start, and again for `models reload` and SIGHUP. The one place the process's own
+ * environment is read.
+ */
+export function loadProcessConfig(): Config {
+  return loadConfig({ env: process.env, cwd: process.cwd() });
+}
+
 /** Reads, validates and freezes the configuration; throws {@link ConfigError} listing all problems. */
 export function loadConfig({ env, cwd }: ConfigSources): Config {
   const problems: string[] = [];
