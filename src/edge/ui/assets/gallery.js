@@ -110,7 +110,9 @@ function createGallery(root) {
   const card = (content) => contentCard(content, actionsOf(content));
   const replace = (old, content, focus) => {
     const fresh = card(content);
-    old.replaceWith(fresh);
+    // A live update may have replaced the card meanwhile: replace the one shown now.
+    const shownNow = list.querySelector(`article.content[data-content-id="${content.contentId}"]`);
+    (shownNow ?? old).replaceWith(fresh);
     if (focus !== undefined) fresh.querySelector(focus)?.focus();
   };
   const removeCard = (element) => {
