@@ -177,14 +177,22 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
       onCreateConnection: async (connection) => prepareStatementsOn(connection),
     }),
   });
-  return wrap(db, 'pglite', null, () => lock?.release());
+  // Kysely closes PGlite only if a query ever acquired it: a database opened and closed unused
+  // (a start refused by its configuration) would stay open, its data directory unlocked.
+  return wrap(db, 'pglite', null, async () => {
+    try {
+      if (!pglite.closed) await pglite.close();
+    } finally {
+      lock?.release();
+    }
+  });
 }
 
 function wrap(
   db: Db,
   backend: Backend,
   connectionUrl: string | null,
-  afterClose: () => void,
+  afterClose: () => void | Promise<void>,
 ): Database {
   let closed: Promise<void> | undefined;
   return {
