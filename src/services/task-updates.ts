@@ -132,7 +132,7 @@ export class TaskUpdates {
       newest.delete(event.task.id);
       newest.set(event.task.id, event.position.seq);
       if (newest.size > maxRemembered) newest.delete(newest.keys().next().value!);
-      return { ...toTaskView(event.task), cursor: this.#cursorFor(event, codec) };
+      return this.#viewOf(event, codec);
     };
     return (async function* () {
       try {
@@ -193,19 +193,20 @@ export class TaskUpdates {
   }
 
   /**
-   * An event's sealed cursor, made once however many subscriptions deliver it: an event belongs
-   * to one account, whose codec seals it, and 10,000 subscribers should not mean 10,000 AES
-   * encryptions of one update.
+   * An event as clients see it, with its sealed cursor, made once however many subscriptions
+   * deliver it: an event belongs to one account, whose codec seals it, and 10,000 subscribers
+   * should not mean 10,000 AES encryptions and copies of one update. Every subscriber receives
+   * the same object, so it is frozen: no reader may change what the others receive.
    */
-  readonly #sealed = new WeakMap<LoggedTaskEvent, string>();
+  readonly #views = new WeakMap<LoggedTaskEvent, TaskView>();
 
-  #cursorFor(event: LoggedTaskEvent, codec: CursorCodec): string {
-    let cursor = this.#sealed.get(event);
-    if (cursor === undefined) {
-      cursor = codec.encode(cursorOf(event));
-      this.#sealed.set(event, cursor);
+  #viewOf(event: LoggedTaskEvent, codec: CursorCodec): TaskView {
+    let view = this.#views.get(event);
+    if (view === undefined) {
+      view = Object.freeze({ ...toTaskView(event.task), cursor: codec.encode(cursorOf(event)) });
+      this.#views.set(event, view);
     }
-    return cursor;
+    return view;
   }
 
   #codec(actor: Actor): CursorCodec {
