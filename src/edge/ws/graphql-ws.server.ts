@@ -8,7 +8,6 @@ import {
   type GraphQLSchema,
   parse,
   specifiedRules,
-  subscribe as subscribeTo,
   validate,
 } from 'graphql';
 import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
@@ -29,6 +28,7 @@ import { submissionsIn } from '../graphql/submissions.ts';
 import type { RateLimitRefusal } from '../http/rate-limits.ts';
 import type { Services } from '../services.ts';
 import { operationErrors, rateLimited, unexpectedError } from './operation-errors.ts';
+import { createSharedSubscribe } from './shared-execution.ts';
 
 /** RFC 6455 §7.4.1: the server is going down; graphql-ws names only its own 44xx codes. */
 const goingAway = 1001;
@@ -103,6 +103,8 @@ export function attachGraphqlWebSocket(options: {
   const connections = new WeakMap<object, Connection>();
   const perAccount = new Map<string, number>();
   const active = new Map<string, { accountId: string }>(); // `${connection}:${operation}` → owner
+  // One execution per event for the subscriptions that would compute the same update.
+  const subscribeTo = createSharedSubscribe();
 
   /** Authenticates; why a credential was refused goes to the log under `requestId`. */
   const authenticate = async (

@@ -85,6 +85,53 @@ describeEachBackend('GraphQL over WebSocket (graphql-transport-ws, spec §5.3)',
     }
   });
 
+  it('subscriptions sharing one execution per update keep their own selection and tasks', async (test) => {
+    const a = await seedAccount(t.app);
+    const b = await seedAccount(t.app);
+    const wsA = wsClient(t.url, { apiKey: a.apiKey });
+    const wsB = wsClient(t.url, { apiKey: b.apiKey });
+    test.after(() => Promise.all([wsA.client.dispose(), wsB.client.dispose()]));
+    type Seen = { myTaskUpdates: { taskId: string; status: string; cursor?: string } };
+    const maybeCursor =
+      'subscription W($c: Boolean!) { myTaskUpdates { taskId status cursor @include(if: $c) } }';
+    const subs = {
+      a1: collect<Seen>(wsA.client, myTaskUpdates),
+      a2: collect<Seen>(wsA.client, myTaskUpdates),
+      aCursor: collect<Seen>(wsA.client, maybeCursor, { c: true }),
+      aNoCursor: collect<Seen>(wsA.client, maybeCursor, { c: false }),
+      b: collect<Seen>(wsB.client, myTaskUpdates),
+    };
+    const started = new Set<unknown>();
+    for (const [accountId, count] of [
+      [a.account.id, 4],
+      [b.account.id, 1],
+    ] as const) {
+      for (let i = 0; i < count; i++) {
+        const entry = await t.logged(
+          (e) =>
+            e.msg === 'operation started' && e.accountId === accountId && !started.has(e.reqId),
+        );
+        started.add(entry.reqId);
+      }
+    }
+    const mine = await submitOk(t.url, a.apiKey, { modelId: 'mdl_test-fast', prompt: 'a' });
+    const theirs = await submitOk(t.url, b.apiKey, { modelId: 'mdl_test-fast', prompt: 'b' });
+    const done = (so: readonly { data?: Seen | null }[]) =>
+      so.some((r) => r.data?.myTaskUpdates.status === 'finished');
+    await Promise.all(Object.values(subs).map((sub) => sub.until(done)));
+    const updates = (sub: { results: readonly { data?: Seen | null }[] }) =>
+      sub.results.map((r) => r.data!.myTaskUpdates);
+    assert.deepEqual(updates(subs.a1), updates(subs.a2));
+    for (const u of updates(subs.a1)) assert.equal(u.taskId, mine.taskId);
+    for (const u of updates(subs.b)) assert.equal(u.taskId, theirs.taskId);
+    for (const u of updates(subs.aCursor)) assert.equal(typeof u.cursor, 'string');
+    for (const u of updates(subs.aNoCursor)) assert.equal('cursor' in u, false);
+    assert.deepEqual(
+      updates(subs.aNoCursor).map((u) => u.status),
+      updates(subs.aCursor).map((u) => u.status),
+    );
+  });
+
   it('an API key in idpToken is refused: the socket closes with 4403', async () => {
     const { apiKey } = await seedAccount(t.app);
     const ws = wsClient(t.url, { idpToken: apiKey });
