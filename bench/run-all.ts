@@ -41,6 +41,10 @@ export const benchmarks: Readonly<Record<string, Benchmark>> = {
   engines: { script: 'engines/engines.bench.ts', quick: ['--runs', '1'] },
   mcp: { script: 'mcp/mcp.bench.ts', quick: ['--duration', '1'] },
   start: { script: 'start/start.bench.ts', quick: ['--runs', '1'] },
+  memory: {
+    script: 'memory/memory.bench.ts',
+    quick: ['--generations', '25', '--settle', '5'],
+  },
   submit: { script: 'submit/submit.bench.ts', quick: ['--requests', '20', '--warmup', '5'] },
   'rate-limits': {
     script: 'rate-limits/rate-limits.bench.ts',

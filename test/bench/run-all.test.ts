@@ -41,7 +41,7 @@ describe('npm run bench', () => {
         assert.equal(error.code, 2);
         assert.match(
           error.stderr,
-          /Unknown benchmark nope; there are: graphql, queue, ws, dispatch, engines, mcp, start, submit, rate-limits, usage/,
+          /Unknown benchmark nope; there are: graphql, queue, ws, dispatch, engines, mcp, start, memory, submit, rate-limits, usage/,
         );
         return true;
       },
