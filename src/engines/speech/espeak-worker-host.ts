@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { ReplyTo, WorkerJob, WorkerReply } from './espeak-protocol.ts';
 
 interface Pending {
@@ -12,25 +13,33 @@ interface Pending {
 }
 
 /**
- * One warm eSpeak worker thread and a first-come queue of jobs for it (eSpeak is
+ * One warm eSpeak worker process and a first-come queue of jobs for it (eSpeak is
  * single-threaded and keeps its voice settings between calls, so jobs never overlap).
  *
  * eSpeak runs synchronously inside the worker and cannot be interrupted, so aborting the job
- * that is running terminates the worker: the job rejects at once with the signal's reason and
- * the next job starts a fresh worker (about a quarter of a second). Aborting a queued job only
- * takes it out of the queue. A worker whose eSpeak threw mid-call is replaced the same way,
- * since eSpeak's state may be half-updated. While idle the worker is unref'd, so it never keeps
- * the process alive; while a job runs it is ref'd, so the process waits for the answer.
+ * that is running kills the worker: the job rejects at once with the signal's reason and the
+ * next job starts a fresh worker (a few tenths of a second). Aborting a queued job only takes
+ * it out of the queue. A worker whose eSpeak threw mid-call is replaced the same way, since
+ * eSpeak's state may be half-updated. While idle the worker is unref'd, so it never keeps the
+ * server alive; while a job runs it is ref'd, so the server waits for the answer.
+ *
+ * A process, not a worker thread, and stopped once idle for `idleMs`: eSpeak holds its 24 MB
+ * of voice data, its compiled code and heap, 80–130 MiB. In a thread of the server that memory
+ * stayed the server's after the thread ended (glibc keeps the freed heap for reuse), so an
+ * idle server that had spoken once kept it for good (issue 34); a process gives it all back.
  */
 export class EspeakWorkerHost {
   readonly #script: URL;
-  #worker: Worker | undefined;
+  #worker: ChildProcess | undefined;
   #running: Pending | undefined;
   readonly #queue: Pending[] = [];
   #nextId = 1;
+  readonly #idleMs: number;
+  #idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(script: URL) {
+  constructor(script: URL, options: { idleMs: number }) {
     this.#script = script;
+    this.#idleMs = options.idleMs;
   }
 
   /** Runs `job` when the worker is free; rejects with `signal.reason` if aborted first. */
@@ -61,6 +70,7 @@ export class EspeakWorkerHost {
 
   /** Stops the worker; queued and running jobs reject. Idempotent. */
   async close(): Promise<void> {
+    clearTimeout(this.#idleTimer);
     const worker = this.#worker;
     this.#worker = undefined;
     const stopped = new Error('eSpeak worker closed');
@@ -70,31 +80,33 @@ export class EspeakWorkerHost {
     }
     this.#running = undefined;
     this.#queue.length = 0;
-    await worker?.terminate();
+    await stopWorker(worker);
   }
 
   #next(): void {
     if (this.#running !== undefined) return;
     const pending = this.#queue.shift();
     if (pending === undefined) {
-      this.#worker?.unref();
+      if (this.#worker !== undefined) holdOpen(this.#worker, false);
+      this.#retireWhenIdle();
       return;
     }
+    clearTimeout(this.#idleTimer);
     this.#running = pending;
     const worker = this.#ensureWorker();
-    worker.ref();
-    worker.postMessage({ ...pending.job, id: pending.id });
+    holdOpen(worker, true);
+    worker.send({ ...pending.job, id: pending.id });
   }
 
-  #ensureWorker(): Worker {
+  #ensureWorker(): ChildProcess {
     if (this.#worker !== undefined) return this.#worker;
-    const worker = new Worker(this.#script);
+    const worker = startWorker(this.#script);
     worker.on('message', (reply: WorkerReply) => {
       const pending = this.#running;
       if (worker !== this.#worker || pending === undefined || reply.id !== pending.id) return;
       if (reply.kind === 'error' && reply.retire) {
         this.#worker = undefined;
-        worker.terminate().catch(() => {});
+        void stopWorker(worker);
       }
       this.#settle(pending);
       pending.resolve(reply);
@@ -115,6 +127,19 @@ export class EspeakWorkerHost {
     return worker;
   }
 
+  /** Stops the worker unless a job comes within `idleMs`. */
+  #retireWhenIdle(): void {
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      if (this.#worker !== worker || this.#running !== undefined) return;
+      this.#worker = undefined;
+      void stopWorker(worker);
+    }, this.#idleMs);
+    this.#idleTimer.unref();
+  }
+
   #abort(pending: Pending): void {
     if (pending === this.#running) {
       const worker = this.#worker;
@@ -122,7 +147,7 @@ export class EspeakWorkerHost {
       // Settled first: the job rejects now, not when the thread has finished stopping.
       this.#settle(pending);
       pending.reject(pending.signal?.reason);
-      worker?.terminate().catch(() => {});
+      void stopWorker(worker);
       return;
     }
     const index = this.#queue.indexOf(pending);
@@ -137,4 +162,37 @@ export class EspeakWorkerHost {
     this.#running = undefined;
     queueMicrotask(() => this.#next());
   }
+}
+
+/**
+ * A worker process running `script` (a file URL), its messages in V8's serialisation (typed
+ * arrays arrive as typed arrays). Node's flags of this process are not passed on (under
+ * `node --test` they would start a test runner); its environment is, as fork does by default.
+ */
+function startWorker(script: URL): ChildProcess {
+  return fork(fileURLToPath(script), [], {
+    execArgv: [],
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+}
+
+/** Whether the worker (its process and its message channel) keeps this process running. */
+function holdOpen(worker: ChildProcess, hold: boolean): void {
+  if (hold) {
+    worker.ref();
+    worker.channel?.ref();
+  } else {
+    worker.unref();
+    worker.channel?.unref();
+  }
+}
+
+/** Kills the worker and resolves once it has exited. */
+async function stopWorker(worker: ChildProcess | undefined): Promise<void> {
+  if (worker === undefined || worker.exitCode !== null || worker.signalCode !== null) return;
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  worker.ref(); // an idle worker is unref'd: the caller may be waiting for this exit
+  worker.kill('SIGKILL');
+  await exited;
 }

@@ -1,9 +1,8 @@
 /**
- * Worker thread entry: eSpeak NG (compiled to JavaScript) runs synchronously and can take
- * seconds on long texts, so it lives here instead of on the event loop the HTTP server uses.
- * Cancellation is `worker.terminate()` from the main thread; nothing here needs to check.
+ * Worker process entry (started by EspeakWorkerHost): eSpeak NG (compiled to JavaScript) runs
+ * synchronously and can take seconds on long texts, so it lives here instead of on the event
+ * loop the HTTP server uses. Cancellation kills this process; nothing here needs to check.
  */
-import { parentPort } from 'node:worker_threads';
 import initializeEspeak, {
   type ESpeakNGWorker,
   type EspeakEvent,
@@ -13,15 +12,15 @@ import type { SynthesizedChunks, WorkerReply, WorkerRequest } from './espeak-pro
 import { phonemeTimings } from './phoneme-timeline.ts';
 import { type CatalogVoice, catalogVoices, voiceVariants } from './voice-catalog.ts';
 
-const port = parentPort;
-if (port === null) throw new Error('espeak.worker.ts must run in a worker thread');
+const send = process.send?.bind(process);
+if (send === undefined) throw new Error('espeak.worker.ts must run in a worker process (fork)');
 
 /** eSpeak writes diagnostics through Emscripten's printErr; the last lines explain failures. */
 const diagnostics: string[] = [];
 
 // The package's own locateFile (its pre-js, which replaces any we pass) finds espeak-ng.data
 // next to espeak-ng.js from its import.meta.url, and reads it with fs: that holds in a worker
-// thread too, which Emscripten treats as plain Node (there is no WorkerGlobalScope).
+// process.
 const espeakModule = await initializeEspeak({
   print: () => {},
   printErr: (text) => {
@@ -38,7 +37,10 @@ const catalog: readonly CatalogVoice[] = catalogVoices(
 );
 const byId = new Map(catalog.map((voice) => [voice.info.id, voice]));
 
-port.on('message', (request: WorkerRequest) => {
+// The server gone (its end closes the channel): nothing is left to answer.
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', (request: WorkerRequest) => {
   try {
     if (request.kind === 'voices') {
       reply({ id: request.id, kind: 'voices', voices: catalog.map((voice) => voice.info) });
@@ -56,15 +58,15 @@ port.on('message', (request: WorkerRequest) => {
       return;
     }
     const audio = synthesizeChunks(voice, variant, request);
-    reply({ id: request.id, kind: 'synthesize', audio }, [audio.samples.buffer as ArrayBuffer]);
+    reply({ id: request.id, kind: 'synthesize', audio });
   } catch (error) {
     const said = diagnostics.length > 0 ? ` (eSpeak said: ${diagnostics.join(' | ')})` : '';
     reply({ id: request.id, kind: 'error', message: `${String(error)}${said}`, retire: true });
   }
 });
 
-function reply(message: WorkerReply, transfer: ArrayBuffer[] = []): void {
-  port!.postMessage(message, transfer);
+function reply(message: WorkerReply): void {
+  send!(message);
 }
 
 function synthesizeChunks(

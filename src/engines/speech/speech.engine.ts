@@ -5,7 +5,7 @@ import { encodeAudio } from './audio.ts';
 import { synthesize } from './espeak.ts';
 
 /**
- * The built-in speech engine: eSpeak NG (WASM, in a worker thread) speaks the text; ffmpeg
+ * The built-in speech engine: eSpeak NG (WASM, in a worker process) speaks the text; ffmpeg
  * encodes it to the requested format through pipes.
  */
 export function speechEngine(ffmpeg: Ffmpeg): Engine {
