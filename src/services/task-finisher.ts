@@ -44,6 +44,14 @@ export class TaskFinisher {
     const task = await finishTask(this.#deps.db, taskId, guard, outcome);
     if (task === undefined) return undefined;
     await this.#observe(task, modelId);
+    // Not waited for: on PostgreSQL a NOTIFY is a round trip and a commit that waits for its
+    // flush to disk, which a worker would otherwise wait out before its next claim. Events
+    // leave in the order published, so this one still follows the task's earlier ones.
+    void this.#announce(task);
+    return task;
+  }
+
+  async #announce(task: TaskRow): Promise<void> {
     try {
       await this.#deps.events.publish({
         type: 'changed',
@@ -53,9 +61,8 @@ export class TaskFinisher {
       });
     } catch (error) {
       // Events are a wake-up call; subscribers also read the row, so a lost one only delays.
-      this.#deps.log?.warn({ err: error, taskId }, 'task event not published');
+      this.#deps.log?.warn({ err: error, taskId: task.id }, 'task event not published');
     }
-    return task;
   }
 
   /**
