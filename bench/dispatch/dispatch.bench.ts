@@ -84,6 +84,9 @@ async function withCore<T>(fn: (core: Core) => Promise<T>, concurrency: number):
         ...(url === undefined ? {} : { DATABASE_URL: url }),
         DATA_DIR: dataDir,
         LOG_LEVEL: 'silent',
+        // The deep queue is made by one INSERT of up to 10,000 tasks (and their event-log rows),
+        // which takes longer than the default 1.5 s bound on a statement.
+        DATABASE_TIMEOUT_MS: '60000',
         RATE_LIMIT_PER_WINDOW: '0',
         ACCOUNT_MAX_RUNNING_TASKS: '0',
         WORKER_CONCURRENCY: String(concurrency),
