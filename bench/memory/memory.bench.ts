@@ -10,14 +10,13 @@
 // Issue 34's target: after / before ≤ 1.3×.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
+import { freePort, npmStart, residentMiB, root, stop } from '../npm-start.ts';
 import { type BenchRow, report } from '../report.ts';
 
 const { values } = parseArgs({
@@ -30,16 +29,6 @@ const { values } = parseArgs({
 const perKind = Number(values.generations);
 const concurrency = Number(values.concurrency);
 const settleMs = Number(values.settle) * 1000;
-
-const root = new URL('../../', import.meta.url).pathname;
-/** What `npm start` runs after `node`: its V8 flags, `bin/atelier serve`. */
-const npmStart = (
-  JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
-  .split(' ')
-  .slice(1);
 
 /** The server and the first account's API key, read from the first start's banner. */
 async function startAtelier(
@@ -83,28 +72,6 @@ const status = (url: string) =>
     (res) => res.status,
     () => 0,
   );
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(5_000)]);
-  child.kill('SIGKILL');
-}
-
-function rssMiB(pid: number): number {
-  const file = `/proc/${pid}/status`;
-  if (!existsSync(file)) throw new Error('reading a process’s memory needs Linux /proc');
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(file, 'utf8'))?.[1]) / 1024;
-}
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-memory-'));
 const server = await startAtelier(dataDir);
@@ -249,7 +216,7 @@ async function generateAll(avatarId: string): Promise<void> {
       await generate(mutation, input);
       if (++done % 400 === 0)
         console.log(
-          `  ${done}/${jobs.length} generations, ${((performance.now() - began) / 1000).toFixed(0)} s, RSS ${rssMiB(server.child.pid!).toFixed(0)} MiB`,
+          `  ${done}/${jobs.length} generations, ${((performance.now() - began) / 1000).toFixed(0)} s, RSS ${residentMiB(server.child.pid!).rssMiB.toFixed(0)} MiB`,
         );
     }
   };
@@ -260,17 +227,17 @@ let idle: number;
 let after: number;
 try {
   await sleep(settleMs);
-  idle = rssMiB(server.child.pid!);
+  idle = residentMiB(server.child.pid!).rssMiB;
   console.log(`idle after start: ${idle.toFixed(0)} MiB`);
   await grantCredits();
   const avatarId = await createAvatar();
   const began = performance.now();
   await generateAll(avatarId);
   console.log(
-    `${4 * perKind} generations in ${((performance.now() - began) / 1000).toFixed(0)} s, RSS ${rssMiB(server.child.pid!).toFixed(0)} MiB at the end`,
+    `${4 * perKind} generations in ${((performance.now() - began) / 1000).toFixed(0)} s, RSS ${residentMiB(server.child.pid!).rssMiB.toFixed(0)} MiB at the end`,
   );
   await sleep(settleMs);
-  after = rssMiB(server.child.pid!);
+  after = residentMiB(server.child.pid!).rssMiB;
 } finally {
   await stop(server.child);
   await rm(dataDir, { recursive: true, force: true });

@@ -8,14 +8,13 @@
 //   node bench/start/start.bench.ts [--runs 3]
 //
 // Issue 19's targets are absolute: first start < 3 s, restart < 1.5 s, idle RSS < 200 MiB.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort, npmStart, residentMiB, root, stop } from '../npm-start.ts';
 import { type BenchRow, report } from '../report.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
@@ -23,17 +22,8 @@ const runs = Number(values.runs);
 /** How long the server is left idle before its memory is read. */
 const settleMs = 2_000;
 
-const root = new URL('../../', import.meta.url).pathname;
-/** What `npm start` runs after `node`: its V8 flags, `bin/atelier serve`. */
-const npmStart = (
-  JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
-  .split(' ')
-  .slice(1);
 const targets = {
-  atelier: { name: 'Atelier', args: npmStart },
+  atelier: { name: 'Atelier', args: [...npmStart] },
   floor: {
     name: 'Fastify + PGlite',
     args: [new URL('servers/floor.server.ts', import.meta.url).pathname],
@@ -92,30 +82,6 @@ async function untilReady(url: string): Promise<void> {
     if (status === 200) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-function residentMiB(pid: number): { rssMiB: number; peakMiB: number } {
-  const file = `/proc/${pid}/status`;
-  if (!existsSync(file)) throw new Error('reading a process’s memory needs Linux /proc');
-  const status = readFileSync(file, 'utf8');
-  const mib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
-  return { rssMiB: mib('VmRSS'), peakMiB: mib('VmHWM') };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-  child.kill('SIGKILL');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
