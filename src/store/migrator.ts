@@ -57,7 +57,15 @@ function migratorFor(db: Kysely<any>): Migrator {
  * release migrated (a StartupError, printed without a stack).
  */
 export async function migrateToLatest(db: Kysely<any>, where = 'the database'): Promise<string[]> {
-  if (await upToDate(db, where)) return [];
+  const applied = await appliedMigrations(db).catch((error: unknown) => {
+    throw new StartupError(`Cannot open ${where}: ${(error as Error).message}`, { cause: error });
+  });
+  // Every start after the first: nothing to do, seen in one query. The migrator would see it
+  // too, but only after reading the catalog three times and taking its lock (about 100 ms of a
+  // restart on the embedded database). Anything else — a new database, migrations pending,
+  // or some this code does not know — goes to the migrator, which applies or refuses them.
+  const known = Object.keys(migrations);
+  if (applied.length === known.length && applied.every((name, i) => name === known[i])) return [];
   const { error, results = [] } = await migratorFor(db).migrateToLatest();
   if (error !== undefined) {
     const message = (error as Error).message;
@@ -75,32 +83,24 @@ export async function migrateToLatest(db: Kysely<any>, where = 'the database'): 
 }
 
 /**
- * Whether the database has applied exactly this code's migrations, read in one query: the
- * case of every start after the first. Kysely's migrator would find nothing to do too, but
- * only after reading the catalog three times to see that its tables exist and taking its
- * lock: about 100 ms of a restart on the embedded database. Anything else — no migration
- * table yet, migrations pending, or some this code does not know — goes to the migrator,
- * which applies or refuses them under its lock.
+ * Names of migrations this code knows that the database has not applied. Asked by every
+ * `/readyz`, so it is one query, not the migrator's catalog reads.
  */
-async function upToDate(db: Kysely<any>, where: string): Promise<boolean> {
-  const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`
-    .execute(db)
-    .then(
-      (result) => result.rows.map((row) => row.name),
-      (error: unknown) => {
-        // undefined_table: a new database, for the migrator to set up.
-        if ((error as { code?: unknown }).code === '42P01') return undefined;
-        throw new StartupError(`Cannot open ${where}: ${(error as Error).message}`, {
-          cause: error,
-        });
-      },
-    );
-  const known = Object.keys(migrations);
-  return applied?.length === known.length && applied.every((name, i) => name === known[i]);
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const applied = new Set(await appliedMigrations(db));
+  return Object.keys(migrations).filter((name) => !applied.has(name));
 }
 
-/** Names of migrations this code knows that the database has not applied. */
-export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const all = await migratorFor(db).getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+/** The migrations the database has applied, by name in order; none in a new database. */
+async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
+  try {
+    const { rows } = await sql<{
+      name: string;
+    }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+    return rows.map((row) => row.name);
+  } catch (error) {
+    // undefined_table: Kysely's migrator creates its table with the first migration.
+    if ((error as { code?: unknown }).code === '42P01') return [];
+    throw error;
+  }
 }

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../../src/store/database.ts';
+import { migrateToLatest, pendingMigrations } from '../../../src/store/migrator.ts';
 import { postgresUrl } from '../../helpers/backends.ts';
 import { atelier } from '../../helpers/cli.ts';
 import { migratedDataDir } from '../../helpers/data-dir.ts';
@@ -77,5 +78,27 @@ describe('upgrades', () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  it('pending migrations are named in one query, and a start applies just those', {
+    skip: postgresUrl === undefined ? 'TEST_DATABASE_URL is not set' : false,
+  }, async () => {
+    const empty = await createEmptyPostgresDatabase();
+    cleanups.push(empty.drop);
+    const database = await openDatabase({ backend: 'postgres', url: empty.url, poolSize: 2 });
+    cleanups.push(() => database.close());
+    assert.deepEqual(await pendingMigrations(database.db), migrationFiles, 'a new database');
+    assert.deepEqual(await migrateToLatest(database.db), migrationFiles);
+    assert.deepEqual(await pendingMigrations(database.db), []);
+    assert.deepEqual(await migrateToLatest(database.db), [], 'up to date: nothing applied');
+
+    // As the database of the release before 0020 was: without its column, and its record.
+    const newest = '0020-content-deletion';
+    assert.equal(migrationFiles.at(-1), newest, 'a newer migration: undo it here instead');
+    await sql`ALTER TABLE contents DROP COLUMN deleted_at`.execute(database.db);
+    await sql`DELETE FROM kysely_migration WHERE name = ${newest}`.execute(database.db);
+    assert.deepEqual(await pendingMigrations(database.db), [newest]);
+    assert.deepEqual(await migrateToLatest(database.db), [newest]);
+    assert.deepEqual(await pendingMigrations(database.db), []);
   });
 });
