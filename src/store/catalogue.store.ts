@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { ModelDefinition } from '../domain/model.ts';
 import type { Queryable } from './database.ts';
 
@@ -22,6 +23,12 @@ export async function recordCatalogue(
   await q
     .insertInto('model_catalogue')
     .values({ id: true, models: json, changed_at: at })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ models: json, changed_at: at }))
+    // Unchanged (every restart with the same MODELS): no new row version, no write to wait for.
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet({ models: json, changed_at: at })
+        .where(sql`model_catalogue.models`, 'is distinct from', sql`excluded.models`),
+    )
     .execute();
 }
