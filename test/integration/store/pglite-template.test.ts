@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -66,6 +67,18 @@ async function pendingIn(dataDir: string, templateRoot: string | null): Promise<
 
 describe('the data-directory template', () => {
   const root = newDir();
+  /**
+   * A new root holding a copy of the template under `root` (made there first when missing): a
+   * template as `makeTemplate` leaves it, for a test to damage or age, without the seconds of
+   * initdb and migrations a new one takes. Its databases share the system identifier of
+   * `root`'s.
+   */
+  const copyOfTemplate = async (): Promise<string> => {
+    await makeTemplate(root);
+    const copy = newDir();
+    cpSync(templateDir(root), templateDir(copy), { recursive: true });
+    return copy;
+  };
 
   it('is made on first need, named by the PGlite version and schema, and copied for new databases', async () => {
     const first = await systemIdentifier(newDir(), root);
@@ -99,8 +112,7 @@ describe('the data-directory template', () => {
   });
 
   it('is not used when a file is missing or of another size, and leaves nothing behind', async () => {
-    const damaged = newDir();
-    await makeTemplate(damaged);
+    const damaged = await copyOfTemplate();
     const files = Object.keys(manifestOf(damaged).files);
     truncateSync(path.join(templateDir(damaged), files.find((f) => f.endsWith('pg_control'))!));
     const dataDir = newDir();
@@ -116,14 +128,13 @@ describe('the data-directory template', () => {
     ['another schema', { schema: 'other' }],
   ] as const) {
     it(`of ${what} is replaced by one of this version and schema`, async () => {
-      const other = newDir();
-      await makeTemplate(other);
+      const other = await copyOfTemplate();
       const manifest = manifestOf(other);
       writeFileSync(
         path.join(templateDir(other), 'atelier-template.json'),
         JSON.stringify({ ...manifest, ...stale }),
       );
-      const old = await systemIdentifier(newDir(), null);
+      const old = await systemIdentifier(newDir(), root); // what a copy of `other` held
       const made = await systemIdentifier(newDir(), other);
       assert.equal(manifestOf(other).pglite, pgliteVersion);
       assert.equal(manifestOf(other).schema, schemaVersion);
@@ -133,8 +144,7 @@ describe('the data-directory template', () => {
   }
 
   it('damaged in a way its manifest does not show: the copy is dropped and initdb runs', async () => {
-    const damaged = newDir();
-    await makeTemplate(damaged);
+    const damaged = await copyOfTemplate();
     const good = await systemIdentifier(newDir(), damaged);
     const control = path.join(templateDir(damaged), 'global', 'pg_control');
     writeFileSync(control, Buffer.alloc(statSync(control).size, 0xff));
