@@ -95,12 +95,12 @@ async function* talkingFrames(
   signal: AbortSignal,
 ): AsyncGenerator<Buffer> {
   const rowBytes = region.width * 3;
+  const frame = Buffer.allocUnsafe(base.length); // one for every frame (see `Mp4Input.frames`)
   for (let index = 0; index < frameCount; index++) {
     await nextTurn(signal);
     const value = job.mouth[index] ?? 0;
     const openness = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
     const patch = patches[Math.round(openness * (mouthLevels - 1))]!;
-    const frame = Buffer.allocUnsafe(base.length);
     base.copy(frame);
     for (let y = 0; y < region.height; y++) {
       const at = ((region.top + y) * job.width + region.left) * 3;

@@ -76,13 +76,18 @@ export function viewAt(
 }
 
 /**
- * Samples a view of an RGB source into a new frame, bilinearly and with sub-pixel positions:
+ * Samples a view of an RGB source into `out` (by default a new frame), bilinearly and with sub-pixel positions:
  * whole-pixel crops make a slow move visibly judder. Done in two passes (along rows, then
  * between two rows kept from one output row to the next), which halves the work of sampling
  * four neighbours for every output pixel. Integer weights out of 256 keep it exact and fast.
  */
-export function sampleView(source: RgbFrame, view: View, width: number, height: number): Buffer {
-  const out = Buffer.allocUnsafe(width * height * 3);
+export function sampleView(
+  source: RgbFrame,
+  view: View,
+  width: number,
+  height: number,
+  out: Buffer = Buffer.allocUnsafe(width * height * 3),
+): Buffer {
   const stride = source.width * 3;
   const src = source.data;
   const columns = new Int32Array(width);

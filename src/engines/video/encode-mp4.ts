@@ -11,7 +11,11 @@ export interface Mp4Input {
   readonly width: number;
   readonly height: number;
   readonly fps: number;
-  /** Exactly `frameCount` frames of `width × height × 3` bytes (rgb24), made as they are read. */
+  /**
+   * Exactly `frameCount` frames of `width × height × 3` bytes (rgb24), made as they are read.
+   * The next frame is asked for once the last is written to ffmpeg: every frame may be drawn
+   * into the same buffer.
+   */
   readonly frames: AsyncIterable<Buffer>;
   readonly frameCount: number;
   /** WAV bytes; padded with silence or cut so the audio is exactly as long as the video. */

@@ -51,11 +51,12 @@ async function* cameraFrames(
   frameCount: number,
   signal: AbortSignal,
 ): AsyncGenerator<Buffer> {
+  const frame = Buffer.allocUnsafe(job.width * job.height * 3); // see `Mp4Input.frames`
   for (let index = 0; index < frameCount; index++) {
     await nextTurn(signal);
     const progress = frameCount > 1 ? index / (frameCount - 1) : 0;
     const view = viewAt(camera, source.width, source.height, progress);
-    yield sampleView(source, view, job.width, job.height);
+    yield sampleView(source, view, job.width, job.height, frame);
   }
 }
 

@@ -45,14 +45,16 @@ async function* sceneFrames(
   fps: number,
   signal: AbortSignal,
 ): AsyncGenerator<Buffer> {
+  // One buffer for every frame (see `Mp4Input.frames`).
+  const frame: RgbFrame = {
+    width: plan.width,
+    height: plan.height,
+    data: Buffer.allocUnsafe(plan.background.length),
+  };
   for (let index = 0; index < frameCount; index++) {
     await nextTurn(signal);
     const seconds = index / fps;
-    const frame: RgbFrame = {
-      width: plan.width,
-      height: plan.height,
-      data: Buffer.from(plan.background),
-    };
+    plan.background.copy(frame.data);
     drawShapes(frame, plan, seconds);
     const progress = frameCount > 1 ? index / (frameCount - 1) : 0;
     sprites.forEach((sprite, i) => {
