@@ -18,10 +18,13 @@ COPY src/store/pglite-template.ts ./src/store/
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
+# Two glibc malloc arenas, as `bin/atelier serve` sets for itself when started without a limit
+# (docs/performance-runtime.md, "Memory after generations"); set here, it need not restart.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./

@@ -24,13 +24,16 @@ function alive(pid: number): boolean {
 }
 
 /** `npm start` on a new data directory, once the server says it is ready. */
-async function npmStart(dataDir: string): Promise<{ npm: ChildProcess; url: string }> {
+async function npmStart(
+  dataDir: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ npm: ChildProcess; url: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const npm = spawn('npm', ['start'], {
     cwd: root,
     env: {
-      ...process.env,
+      ...env,
       DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -91,4 +94,36 @@ describe('npm start', () => {
       await assert.rejects(fetch(`${url}/readyz`), 'nothing listens on the port any more');
     });
   }
+
+  // Issue 34: glibc's per-thread malloc arenas kept 50-60 MiB after a few hundred images.
+  it('runs the server with two malloc arenas at most on Linux, unless the operator set a limit', {
+    skip: process.platform !== 'linux' && 'glibc and /proc are Linux’s',
+    timeout: 90_000,
+  }, async () => {
+    const { MALLOC_ARENA_MAX, GLIBC_TUNABLES, ...inherited } = process.env;
+    for (const [set, expected] of [
+      [{}, 'MALLOC_ARENA_MAX=2'],
+      [{ MALLOC_ARENA_MAX: '8' }, 'MALLOC_ARENA_MAX=8'],
+    ] as const) {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-npm-start-'));
+      dirs.push(dataDir);
+      const { npm } = await npmStart(dataDir, { ...inherited, ...set });
+      const server = Number(readFileSync(path.join(dataDir, 'atelier.lock'), 'utf8'));
+      try {
+        const environment = readFileSync(`/proc/${server}/environ`, 'utf8').split('\0');
+        assert.deepEqual(
+          environment.filter((entry) => entry.startsWith('MALLOC_ARENA_MAX=')),
+          [expected],
+        );
+      } finally {
+        const exited = once(npm, 'exit');
+        npm.kill('SIGTERM');
+        await exited;
+        const deadline = performance.now() + 15_000;
+        while (alive(server) && performance.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    }
+  });
 });
