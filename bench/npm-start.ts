@@ -18,6 +18,26 @@ export const npmStart: readonly string[] = (
   .split(' ')
   .slice(1);
 
+/**
+ * What a benchmark's server is started with: `dataDir`, a free port on 127.0.0.1 and the URL it
+ * answers on, warnings only in its log.
+ */
+export async function serverEnv(dataDir: string): Promise<{ url: string; env: NodeJS.ProcessEnv }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      LOG_LEVEL: 'warn',
+    },
+  };
+}
+
 export async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');

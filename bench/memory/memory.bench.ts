@@ -16,7 +16,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { freePort, npmStart, residentMiB, root, stop } from '../npm-start.ts';
+import { graphqlClient } from '../graphql-client.ts';
+import { npmStart, residentMiB, root, serverEnv, stop } from '../npm-start.ts';
 import { type BenchRow, report } from '../report.ts';
 
 const { values } = parseArgs({
@@ -34,20 +35,10 @@ const settleMs = Number(values.settle) * 1000;
 async function startAtelier(
   dataDir: string,
 ): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const { url, env } = await serverEnv(dataDir);
   const child = spawn(process.execPath, npmStart, {
     cwd: root,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: url,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_WINDOW: '0',
-      DATABASE_URL: '',
-    },
+    env: { ...env, RATE_LIMIT_PER_WINDOW: '0', DATABASE_URL: '' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let said = '';
@@ -76,17 +67,7 @@ const status = (url: string) =>
 const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-memory-'));
 const server = await startAtelier(dataDir);
 
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${server.apiKey}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as { data?: T; errors?: unknown };
-  if (res.status !== 200 || body.errors !== undefined || body.data === undefined)
-    throw new Error(`GraphQL answered ${res.status}: ${JSON.stringify(body)}`);
-  return body.data;
-}
+const graphql = graphqlClient(server.url, server.apiKey);
 
 /** Enough credits for every generation (the first account starts with 1,000). */
 async function grantCredits(): Promise<void> {

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, npmStart, residentMiB, root, stop } from '../npm-start.ts';
+import { npmStart, residentMiB, root, serverEnv, stop } from '../npm-start.ts';
 import { type BenchRow, report } from '../report.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
@@ -39,19 +39,11 @@ interface Sample {
 
 /** One start of `target` on `dataDir`: time until `/readyz` is 200, then the idle RSS. */
 async function startOnce(target: keyof typeof targets, dataDir: string): Promise<Sample> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const { url, env } = await serverEnv(dataDir);
   const began = performance.now();
   const child = spawn(process.execPath, targets[target].args, {
     cwd: root,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: url,
-      LOG_LEVEL: 'warn',
-    },
+    env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   // Kept, not shown (the first start prints its banner and key there): said if it fails.

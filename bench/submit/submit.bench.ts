@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from 'graphql-ws';
+import { graphqlClient } from '../graphql-client.ts';
 import { report } from '../report.ts';
 import { connectGraphqlWs, startServer, stopServer } from '../server-process.ts';
 
@@ -50,17 +51,7 @@ const start = (env: Record<string, string>) =>
 const dataDir = await mkdtemp(path.join(tmpdir(), 'atelier-bench-submit-'));
 const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir });
 
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${server.apiKey}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as { data?: T; errors?: unknown };
-  if (res.status !== 200 || body.errors !== undefined || body.data === undefined)
-    throw new Error(`GraphQL answered ${res.status}: ${JSON.stringify(body)}`);
-  return body.data;
-}
+const graphql = graphqlClient(server.url, server.apiKey);
 
 let rpcId = 0;
 /** One `tools/call`; its structured result. */
