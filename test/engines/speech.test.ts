@@ -1,9 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { Ffmpeg } from '../../src/engines/media/ffmpeg.ts';
 import { type AudioFormat, decodeAudio, encodeAudio } from '../../src/engines/speech/audio.ts';
 import { chunkText } from '../../src/engines/speech/chunk-text.ts';
@@ -14,7 +10,6 @@ import {
   type SynthesisRequest,
   synthesize,
 } from '../../src/engines/speech/espeak.ts';
-import { EspeakWorkerHost } from '../../src/engines/speech/espeak-worker-host.ts';
 import {
   mouthFromLoudness,
   mouthFromPhonemes,
@@ -159,56 +154,6 @@ describe('synthesize', () => {
     controller.abort(new Error('never mind'));
     await assert.rejects(queued, /never mind/);
     assert.ok(durationMs(await first) > 10_000);
-  });
-});
-
-describe('EspeakWorkerHost', () => {
-  // Each script is a worker process's file; they answer with their process id.
-  const folder = mkdtempSync(path.join(tmpdir(), 'atelier-espeak-host-'));
-  after(() => rmSync(folder, { recursive: true, force: true }));
-  let scripts = 0;
-  const script = (source: string) => {
-    const file = path.join(folder, `worker-${++scripts}.mjs`);
-    writeFileSync(file, source);
-    return pathToFileURL(file);
-  };
-  const answerWithPid = (retire: boolean) =>
-    script(`process.on('message', ({ id }) =>
-      process.send({ id, kind: 'error', message: 'process ' + process.pid, retire: ${retire} }));`);
-
-  it('fails the running job when its worker dies, and starts a new worker for the next', async () => {
-    const host = new EspeakWorkerHost(script('process.exit(3)'), { idleMs: 60_000 });
-    await assert.rejects(host.run({ kind: 'voices' }), /exited with code 3/);
-    await assert.rejects(host.run({ kind: 'voices' }), /exited with code 3/);
-    await host.close();
-  });
-
-  it('replaces a worker that reports eSpeak broke mid-call', async () => {
-    const host = new EspeakWorkerHost(answerWithPid(true), { idleMs: 60_000 });
-    const failure = () =>
-      host.run({ kind: 'voices' }).then(
-        () => assert.fail('resolved'),
-        (error: Error) => error.message,
-      );
-    const first = await failure();
-    const second = await failure();
-    assert.match(first, /^process \d+$/);
-    assert.notEqual(first, second);
-    await host.close();
-  });
-
-  it('stops a worker left idle, and starts a new one for the next job', async () => {
-    const host = new EspeakWorkerHost(answerWithPid(false), { idleMs: 50 });
-    const answer = () =>
-      host.run({ kind: 'voices' }).then(
-        () => assert.fail('resolved'),
-        (error: Error) => error.message,
-      );
-    const first = await answer();
-    assert.equal(await answer(), first, 'busy: the same worker');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.notEqual(await answer(), first, 'idle past idleMs: a new worker');
-    await host.close();
   });
 });
 

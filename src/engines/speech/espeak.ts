@@ -1,5 +1,6 @@
+import { WorkerProcess } from '../../shared/worker-process.ts';
 import { chunkText } from './chunk-text.ts';
-import { EspeakWorkerHost } from './espeak-worker-host.ts';
+import type { ReplyTo, WorkerJob, WorkerReply } from './espeak-protocol.ts';
 
 /** One eSpeak NG voice (a language or accent; eSpeak's variants are not listed). */
 export interface VoiceInfo {
@@ -51,14 +52,28 @@ const factorRange = { min: 0.5, max: 2 } as const;
  * (load average 19 on 2 cores; both far less on a quiet machine).
  */
 const workerIdleMs = 5_000; // 5 seconds
-const host = new EspeakWorkerHost(new URL('./espeak.worker.ts', import.meta.url), {
-  idleMs: workerIdleMs,
-});
+/**
+ * One eSpeak worker process, one job at a time: eSpeak is single-threaded and keeps its voice
+ * settings between calls. Aborting a speech kills the worker mid-sentence; a worker whose eSpeak
+ * threw mid-call is replaced (`retire`), since its state may be half-updated.
+ */
+const worker = new WorkerProcess<WorkerJob, WorkerReply>(
+  new URL('./espeak.worker.ts', import.meta.url),
+  { name: 'eSpeak worker', idleMs: workerIdleMs },
+);
+
+/** Runs `job` in the worker; rejects with the worker's message when it reports a failure. */
+async function ask<J extends WorkerJob>(job: J, signal?: AbortSignal): Promise<ReplyTo<J['kind']>> {
+  const reply = await worker.run(job, signal);
+  if (reply.kind === 'error') throw new Error(reply.message);
+  if (reply.kind !== job.kind) throw new Error(`eSpeak worker answered ${reply.kind}`);
+  return reply as ReplyTo<J['kind']>;
+}
 let voices: Promise<readonly VoiceInfo[]> | undefined;
 
 /** eSpeak NG's voices, sorted by id. Asked once per process; a failure is retried next call. */
 export function listEspeakVoices(): Promise<readonly VoiceInfo[]> {
-  voices ??= host.run({ kind: 'voices' }).then(
+  voices ??= ask({ kind: 'voices' }).then(
     (reply) => Object.freeze(reply.voices.map((voice) => Object.freeze({ ...voice }))),
     (error: unknown) => {
       voices = undefined;
@@ -80,7 +95,7 @@ export async function synthesize(
 ): Promise<SpeechAudio> {
   const chunks = chunkText(request.text);
   if (chunks.length === 0) throw new Error('Nothing to say: the text is empty');
-  const reply = await host.run(
+  const reply = await ask(
     {
       kind: 'synthesize',
       chunks,
@@ -95,7 +110,7 @@ export async function synthesize(
 
 /** Stops the eSpeak worker process (on shutdown); a later call starts a new one. */
 export function closeEspeak(): Promise<void> {
-  return host.close();
+  return worker.close();
 }
 
 function factor(name: string, value: number): number {
