@@ -1,7 +1,7 @@
 import type { Actor } from '../domain/actor.ts';
 import type { SignedUrl } from '../domain/media.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
-import { loadSharp } from '../shared/sharp.ts';
+import { sharp } from '../shared/sharp.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { UrlSigner } from '../storage/url-signer.ts';
 import type { Db } from '../store/database.ts';
@@ -87,7 +87,6 @@ export class MediaService {
       });
     }
     if (media.kind !== 'image') return null;
-    const sharp = await loadSharp();
     return sharp(await this.#storage.get(media.storage_key))
       .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
       .webp({ quality: 80 })

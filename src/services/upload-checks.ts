@@ -1,5 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
-import { loadSharp } from '../shared/sharp.ts';
+import { sharp } from '../shared/sharp.ts';
 
 /** The kinds an upload may be: what the engines can read. */
 export type UploadKind = 'image' | 'audio';
@@ -72,7 +72,6 @@ export async function inspectUpload(
 type Measured = Pick<Inspected, 'width' | 'height' | 'durationMs'> | { readonly refused: string };
 
 async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured> {
-  const sharp = await loadSharp();
   const { maxImagePixels } = limits;
   let width: number | undefined;
   let height: number | undefined;

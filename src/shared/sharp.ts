@@ -1,12 +1,73 @@
-import type SharpFactory from 'sharp';
+import type { Sharp, SharpOptions } from 'sharp';
+import {
+  type ImageAnswer,
+  type ImageJob,
+  type PipelineEnd,
+  type PipelineStep,
+  pipelineEnds,
+  pipelineSteps,
+} from './sharp-protocol.ts';
+import { WorkerProcess } from './worker-process.ts';
 
-let loading: Promise<typeof SharpFactory> | undefined;
+/** The parameters of a method, each of its overloads (up to two) included. */
+type ArgumentsOf<F> = F extends {
+  (...args: infer A): unknown;
+  (...args: infer B): unknown;
+}
+  ? A | B
+  : never;
 
 /**
- * sharp (libvips), loaded at its first use: about 17 MiB resident that an idle server, or one
- * that never touches an image, does not need (issue 19: idle RSS). The one place it is loaded.
+ * A sharp pipeline as the server writes one — `sharp(bytes).resize(…).png().toBuffer()` — run
+ * in the sharp worker process. Each step returns a new pipeline (sharp's own mutate and return
+ * themselves; no caller here relied on that); the end sends the whole pipeline to the worker
+ * and resolves with its answer.
  */
-export function loadSharp(): Promise<typeof SharpFactory> {
-  loading ??= import('sharp').then((module) => module.default);
-  return loading;
+export type ImagePipeline = {
+  readonly [S in PipelineStep]: (...args: ArgumentsOf<Sharp[S]>) => ImagePipeline;
+} & Pick<Sharp, PipelineEnd>;
+
+/**
+ * How long the sharp worker may stay idle before it is stopped; the next image then waits for a
+ * new one (a Node start and loading sharp, 0.1–0.3 s).
+ */
+const workerIdleMs = 5_000; // 5 seconds
+/** Pipelines in the worker at once: sharp runs each on one of libuv's four threads. */
+const workerConcurrency = 4;
+
+const worker = new WorkerProcess<ImageJob, ImageAnswer>(
+  new URL('./sharp.worker.ts', import.meta.url),
+  { name: 'sharp worker', idleMs: workerIdleMs, concurrency: workerConcurrency },
+);
+
+/**
+ * sharp (libvips) for the server's images, run in a worker process that exits when idle: sharp
+ * loaded in the server kept libvips' code, its threads' malloc arenas and a fragmented heap for
+ * good, about 80 MiB after a thousand images (issue 34: memory that stays flat). It is also
+ * apart from the server if libvips crashes on a hostile upload. Failures reject with sharp's
+ * message.
+ */
+export function sharp(input: Uint8Array, options?: SharpOptions): ImagePipeline {
+  return pipeline({ input, options, steps: [] });
+}
+
+function pipeline(job: Omit<ImageJob, 'end' | 'endArgs'>): ImagePipeline {
+  const steps = pipelineSteps.map((step) => [
+    step,
+    (...args: unknown[]) => pipeline({ ...job, steps: [...job.steps, [step, args]] }),
+  ]);
+  const ends = pipelineEnds.map((end) => [
+    end,
+    async (...endArgs: unknown[]) => {
+      const answer = await worker.run({ ...job, end, endArgs });
+      if (!answer.ok) throw new Error(answer.message);
+      return answer.value;
+    },
+  ]);
+  return Object.fromEntries([...steps, ...ends]) as ImagePipeline;
+}
+
+/** Stops the sharp worker (tests, benchmarks); the next image starts a new one. */
+export function closeSharp(): Promise<void> {
+  return worker.close();
 }

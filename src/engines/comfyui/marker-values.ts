@@ -1,5 +1,5 @@
 import { FinishCode } from '../../domain/finish-code.ts';
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { EngineFailure, EngineRequest } from '../engine.ts';
 import type { ComfyApi } from './comfyui-api.ts';
 import { hasMarker, type MarkerValues, type Workflow } from './workflow-template.ts';
@@ -48,7 +48,7 @@ export async function markerValues(
           : 'This model animates an image: give imageMediaId. Credits were refunded.',
     };
   }
-  const png = await (await loadSharp())(picture).png().toBuffer();
+  const png = await sharp(picture).png().toBuffer();
   values.image = await api.upload(`atelier-${request.taskId}.png`, png, signal);
   return { ok: true, values };
 }

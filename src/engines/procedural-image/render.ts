@@ -1,6 +1,6 @@
-import type { OverlayOptions, Sharp } from 'sharp';
+import type { OverlayOptions } from 'sharp';
 import type { ImageSettings } from '../../domain/kinds/image.kind.ts';
-import { loadSharp } from '../../shared/sharp.ts';
+import { type ImagePipeline, sharp } from '../../shared/sharp.ts';
 import type { EngineRequest } from '../engine.ts';
 import { paletteOf, seededRandom } from './palette.ts';
 
@@ -10,7 +10,6 @@ export async function renderImage(
   index: number,
 ): Promise<Buffer> {
   const { settings } = request;
-  const sharp = await loadSharp();
   const detail = typeof request.options.detail === 'number' ? request.options.detail : 1;
   const random = seededRandom(settings.prompt, settings.negativePrompt ?? '', settings.seed, index);
   const hues = paletteOf(settings.prompt);
@@ -49,7 +48,7 @@ export async function renderImage(
   return encode(image, settings);
 }
 
-function encode(image: Sharp, settings: ImageSettings): Promise<Buffer> {
+function encode(image: ImagePipeline, settings: ImageSettings): Promise<Buffer> {
   switch (settings.format) {
     case 'png':
       return image.png().toBuffer();

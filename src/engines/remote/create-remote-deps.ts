@@ -7,7 +7,7 @@ import {
   loggedReason,
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
@@ -38,7 +38,6 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
     observe: o.observe,
     probe: {
       async image(bytes) {
-        const sharp = await loadSharp();
         const meta = await sharp(bytes, { failOn: 'error', limitInputPixels: maxImagePixels })
           .metadata()
           .catch((error: Error) => {

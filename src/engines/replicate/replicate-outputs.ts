@@ -1,5 +1,5 @@
 import type { AudioFormat } from '../../domain/model.ts';
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { EngineOutput, EngineRequest, EngineResult } from '../engine.ts';
 import { type RemoteDeps, RemoteOutputError } from '../remote/remote-deps.ts';
 import { failure } from './replicate-failure.ts';
@@ -92,7 +92,7 @@ async function checkOutput(
     const format = request.settings.format;
     // The user asked for a format; a model that answers in another is converted, not passed on.
     const same = image.format === format || (image.format === 'jpg' && format === 'jpeg');
-    const converted = same ? bytes : await (await loadSharp())(bytes).toFormat(format).toBuffer();
+    const converted = same ? bytes : await sharp(bytes).toFormat(format).toBuffer();
     const mimeType = `image/${format}`;
     const extension = format === 'jpeg' ? 'jpg' : format;
     return {

@@ -1,4 +1,4 @@
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { encodeMp4, nextTurn } from './encode-mp4.ts';
 import { frameCountOf, type RenderContext } from './video-job.ts';
@@ -43,7 +43,6 @@ export async function renderAvatarVideo(
   job: AvatarJob,
   context: RenderContext,
 ): Promise<Buffer> {
-  const sharp = await loadSharp();
   const frameCount = frameCountOf({ ...job, durationSeconds: job.mouth.length / job.fps });
   const { data: base, info } = await sharp(job.portrait)
     .rotate() // honour EXIF orientation, as a viewer would

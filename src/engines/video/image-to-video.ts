@@ -1,5 +1,5 @@
 import type { OverlayOptions } from 'sharp';
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { seededRandom } from '../procedural-image/palette.ts';
 import { type CameraPlan, maxZoom, planCamera, sampleView, viewAt } from './camera.ts';
@@ -66,7 +66,6 @@ async function* cameraFrames(
  * which every move keeps in view.
  */
 async function prepareSource(job: ImageVideoJob): Promise<RgbFrame> {
-  const sharp = await loadSharp();
   const width = Math.round(job.width * maxZoom);
   const height = Math.round(job.height * maxZoom);
   const random = seededRandom('image-video', job.prompt, job.seed);

@@ -1,4 +1,4 @@
-import { loadSharp } from '../../shared/sharp.ts';
+import { sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { encodeMp4, nextTurn } from './encode-mp4.ts';
 import type { RgbaSprite, RgbFrame } from './raster.ts';
@@ -67,7 +67,6 @@ async function* sceneFrames(
 
 /** An element picture fitted in a `side`-pixel square, transparent around it. */
 async function loadSprite(picture: Buffer, side: number): Promise<RgbaSprite> {
-  const sharp = await loadSharp();
   const { data, info } = await sharp(picture)
     .resize(side, side, { fit: 'contain', background: '#0000' })
     .ensureAlpha()
