@@ -18,18 +18,19 @@ COPY src/store/pglite-template.ts ./src/store/
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
-# Two glibc malloc arenas, as `bin/atelier serve` sets for itself when started without a limit
-# (docs/performance-runtime.md, "Memory after generations"); set here, it need not restart.
+# glibc's malloc settings, as `bin/atelier serve` sets for itself when started without them
+# (scripts/glibc-malloc.mjs); set here, it need not restart.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/data \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY scripts/supported-node.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
+COPY scripts/supported-node.mjs scripts/glibc-malloc.mjs scripts/postinstall.ts scripts/pglite-template.ts ./scripts/
 COPY src ./src
 RUN mkdir /data && chown node:node /data
 USER node
