@@ -3,10 +3,17 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
 
-/** axe-core's WCAG 2 A and AA rules on the page as it is now: every violation, named. */
+/**
+ * axe-core's WCAG 2 A and AA rules on the page as it is now: every violation, named. Run in
+ * legacy mode, axe checks the page in the page itself; the default mode opens a blank page
+ * beside it and injects axe there too, to merge the results of frames, and our pages have none
+ * (their CSP allows no frame: `default-src 'none'`, no `frame-src`). Same violations found on
+ * the console with and without known faults injected, about 1 s less per check.
+ */
 export async function assertAccessible(page: Page): Promise<void> {
   const { violations } = await new AxeBuilder({ page })
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .setLegacyMode()
     .analyze();
   assert.deepEqual(
     violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),

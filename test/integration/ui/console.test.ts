@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { launchChromium, withoutBrowser } from '../../helpers/browser.ts';
+import { assertAccessible } from '../../helpers/console-page.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { errorCodes, graphql } from '../../helpers/graphql.ts';
 import { mcpAccessToken, postMcp } from '../../helpers/mcp.ts';
@@ -30,17 +30,6 @@ const balanceOf = async (t: TestApp, apiKey: string) => {
   }>(t.url, { query: '{ getUserByPrivateId { creditBalances { category amount } } }', apiKey });
   return res.body.data?.getUserByPrivateId.creditBalances;
 };
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now: every violation, named. */
-async function assertAccessible(page: Page): Promise<void> {
-  const { violations } = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze();
-  assert.deepEqual(
-    violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-  );
-}
 
 /** Signs in at /login?next=console and waits for the console to have loaded every panel. */
 async function signIn(page: Page, t: TestApp, who: { email: string; password: string }) {
@@ -98,7 +87,7 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     database = await createTestDatabase('pglite');
     t = await startTestApp(database);
   });
-  /** A page in a context of its own (axe-core needs one), closed after the test. */
+  /** A page in a context of its own (its own cookies), closed after the test. */
   const newPage = async (
     test: { after(fn: () => Promise<void>): void },
     options?: BrowserContextOptions,
