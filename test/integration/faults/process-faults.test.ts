@@ -157,10 +157,24 @@ describe('PostgreSQL restarted under load [private server, api and worker proces
       }
     })();
 
-    await sleep(1_000);
+    /** Until the client has had `count` answers in `during` (`accepted`: with no error). */
+    const answersIn = async (during: string, count: number, accepted = false) => {
+      const by = Date.now() + 30_000;
+      const counted = (a: (typeof answers)[number]) =>
+        a.phase === during && (!accepted || a.codes.length === 0);
+      while (answers.filter(counted).length < count) {
+        if (Date.now() > by)
+          assert.fail(`not ${count} answers ${during}: ${JSON.stringify(answers)}`);
+        await sleep(20);
+      }
+    };
+
+    await answersIn('before', 5, true); // under load: submissions go through
     phase = 'stopping';
     await server.stop();
     phase = 'down';
+    // Not a wait for something: the outage's length is the fault under test. It outlasts the
+    // worker's lease (1.5 s) and the longest answer allowed while down (2 s, asserted below).
     await sleep(3_000);
     phase = 'restarting';
     await server.start();
@@ -174,7 +188,7 @@ describe('PostgreSQL restarted under load [private server, api and worker proces
       await sleep(50);
     }
     phase = 'after';
-    await sleep(1_000);
+    await answersIn('after', 5);
     running = false;
     await client;
 
