@@ -35,22 +35,19 @@ describe('WorkerProcess', () => {
         if (held.length === ${n}) for (const id of held.splice(0)) process.send({ id, pid: process.pid });
       });`);
   const job = { kind: 'any' };
+  /** A host of `script`'s workers, kept a minute when idle unless said otherwise. */
+  const host = (script: URL, options: { idleMs?: number; concurrency?: number } = {}) =>
+    new WorkerProcess<object, Answer>(script, { name: 'test worker', idleMs: 60_000, ...options });
 
   it('fails the jobs of a worker that dies, and starts a new worker for the next', async () => {
-    const worker = new WorkerProcess<object, Answer>(script('process.exit(3)'), {
-      name: 'test worker',
-      idleMs: 60_000,
-    });
+    const worker = host(script('process.exit(3)'));
     await assert.rejects(worker.run(job), /test worker exited with code 3/);
     await assert.rejects(worker.run(job), /test worker exited with code 3/);
     await worker.close();
   });
 
   it('replaces a worker whose answer says to retire it', async () => {
-    const worker = new WorkerProcess<object, Answer>(answerWithPid(true), {
-      name: 'test worker',
-      idleMs: 60_000,
-    });
+    const worker = host(answerWithPid(true));
     const first = await worker.run(job);
     const second = await worker.run(job);
     assert.notEqual(first.pid, second.pid);
@@ -58,10 +55,7 @@ describe('WorkerProcess', () => {
   });
 
   it('stops a worker left idle, and starts a new one for the next job', async () => {
-    const worker = new WorkerProcess<object, Answer>(answerWithPid(false), {
-      name: 'test worker',
-      idleMs: 50,
-    });
+    const worker = host(answerWithPid(false), { idleMs: 50 });
     const first = await worker.run(job);
     assert.equal((await worker.run(job)).pid, first.pid, 'busy: the same worker');
     await exited(first.pid);
@@ -70,11 +64,7 @@ describe('WorkerProcess', () => {
   });
 
   it('sends up to `concurrency` jobs at once, and queues the rest', async () => {
-    const worker = new WorkerProcess<object, Answer>(answerInGroupsOf(2), {
-      name: 'test worker',
-      idleMs: 60_000,
-      concurrency: 2,
-    });
+    const worker = host(answerInGroupsOf(2), { concurrency: 2 });
     // The worker answers only once it holds two jobs: four jobs finish in two groups.
     const answers = await Promise.all([1, 2, 3, 4].map(() => worker.run(job)));
     assert.equal(new Set(answers.map((a) => a.pid)).size, 1, 'one worker');
@@ -82,11 +72,7 @@ describe('WorkerProcess', () => {
   });
 
   it('aborting a sent job stops its worker: the job rejects with the reason, the others it had as stopped', async () => {
-    const worker = new WorkerProcess<object, Answer>(answerInGroupsOf(2), {
-      name: 'test worker',
-      idleMs: 60_000,
-      concurrency: 2,
-    });
+    const worker = host(answerInGroupsOf(2), { concurrency: 2 });
     const abort = new AbortController();
     const aborted = worker.run(job, abort.signal);
     const other = worker.run(job);
@@ -101,10 +87,7 @@ describe('WorkerProcess', () => {
   });
 
   it('rejects queued and sent jobs when closed', async () => {
-    const worker = new WorkerProcess<object, Answer>(answerInGroupsOf(5), {
-      name: 'test worker',
-      idleMs: 60_000,
-    });
+    const worker = host(answerInGroupsOf(5));
     const sent = worker.run(job);
     const queued = worker.run(job);
     const rejected = [
