@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { type Backend, type Database, openDatabase } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrator.ts';
+import { schemaVersion } from '../../src/store/pglite-template.ts';
 import { postgresUrl } from './backends.ts';
 
 /**
@@ -27,9 +28,8 @@ export async function createTestDatabase(backend: Backend): Promise<Database> {
       },
     };
   }
-  const empty = await createEmptyPostgresDatabase();
+  const empty = await createEmptyPostgresDatabase(await postgresTemplate());
   const database = await openDatabase({ backend: 'postgres', url: empty.url, poolSize: 5 });
-  await migrateToLatest(database.db);
   return {
     ...database,
     close: async () => {
@@ -39,29 +39,79 @@ export async function createTestDatabase(backend: Backend): Promise<Database> {
   };
 }
 
-/** The URL of a fresh, empty PostgreSQL database (for child processes), and its disposal. */
-export async function createEmptyPostgresDatabase(): Promise<{
+/**
+ * The URL of a fresh PostgreSQL database (for child processes), and its disposal: empty, or a
+ * copy of `template`.
+ */
+export async function createEmptyPostgresDatabase(template?: string): Promise<{
   url: string;
   drop(): Promise<void>;
 }> {
-  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
   const name = `atelier_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
+  const from = template === undefined ? '' : ` TEMPLATE ${template}`;
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}${from}`));
   return {
-    url: url.toString(),
-    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    url: databaseUrl(name),
+    drop: async () => {
+      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
   };
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
+/**
+ * A database on the `TEST_DATABASE_URL` server with this code's migrations applied, that
+ * `createTestDatabase` copies (`CREATE DATABASE … TEMPLATE`, about 0.05 s) rather than migrating
+ * a new one each time (about 0.5 s). Named by the migrations (`schemaVersion`), made once by
+ * whichever test process needs it first, under an advisory lock; kept for later runs, like
+ * PGlite's template. Nothing connects to it once made, which copying requires.
+ */
+function postgresTemplate(): Promise<string> {
+  templateMade ??= withAdmin(async (admin) => {
+    const name = `atelier_test_template_${schemaVersion}`;
+    await admin.query('SELECT pg_advisory_lock(hashtext($1))', ['atelier_test_template']);
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) {
+      // Made under another name and renamed when whole: a process killed midway leaves no
+      // template that looks ready. Those of other schemas go (unless a run still copies one).
+      const { rows } = await admin.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'atelier\\_test\\_template\\_%'",
+      );
+      for (const { datname } of rows) {
+        await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => {});
+      }
+      const building = `${name}_building`;
+      await admin.query(`CREATE DATABASE ${building}`);
+      const database = await openDatabase({ backend: 'postgres', url: databaseUrl(building) });
+      try {
+        await migrateToLatest(database.db);
+      } finally {
+        await database.close();
+      }
+      await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    }
+    return name;
+  });
+  return templateMade;
+}
+let templateMade: Promise<string> | undefined;
+
+/** The URL of database `name` on the `TEST_DATABASE_URL` server. */
+function databaseUrl(name: string): string {
+  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs `work` on a connection of its own to the `TEST_DATABASE_URL` server. */
+async function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  if (postgresUrl === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
   try {
-    await client.query(text);
+    return await work(admin);
   } finally {
-    await client.end();
+    await admin.end();
   }
 }
 
