@@ -25,7 +25,7 @@ ENV NODE_ENV=production \
     PORT=8080 \
     DATA_DIR=/data \
     MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=131072
+    MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./

@@ -103,8 +103,8 @@ describe('npm start', () => {
   }, async () => {
     const { MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES, ...inherited } = process.env;
     for (const [set, expected] of [
-      [{}, ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072']],
-      [{ MALLOC_ARENA_MAX: '8' }, ['MALLOC_ARENA_MAX=8', 'MALLOC_MMAP_THRESHOLD_=131072']],
+      [{}, ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=65536']],
+      [{ MALLOC_ARENA_MAX: '8' }, ['MALLOC_ARENA_MAX=8', 'MALLOC_MMAP_THRESHOLD_=65536']],
     ] as const) {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-npm-start-'));
       dirs.push(dataDir);
