@@ -28,25 +28,26 @@ export async function createTestDatabase(backend: Backend): Promise<Database> {
       },
     };
   }
-  const empty = await createEmptyPostgresDatabase(await postgresTemplate());
-  const database = await openDatabase({ backend: 'postgres', url: empty.url, poolSize: 5 });
+  const copy = await createPostgresDatabase(await postgresTemplate());
+  const database = await openDatabase({ backend: 'postgres', url: copy.url, poolSize: 5 });
   return {
     ...database,
     close: async () => {
       await database.close();
-      await empty.drop();
+      await copy.drop();
     },
   };
 }
 
-/**
- * The URL of a fresh PostgreSQL database (for child processes), and its disposal: empty, or a
- * copy of `template`.
- */
-export async function createEmptyPostgresDatabase(template?: string): Promise<{
-  url: string;
-  drop(): Promise<void>;
-}> {
+/** The URL of a fresh, empty PostgreSQL database (for child processes), and its disposal. */
+export function createEmptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createPostgresDatabase();
+}
+
+/** A new database on the `TEST_DATABASE_URL` server, empty or a copy of `template`. */
+async function createPostgresDatabase(
+  template?: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `atelier_test_${randomBytes(6).toString('hex')}`;
   const from = template === undefined ? '' : ` TEMPLATE ${template}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}${from}`));
