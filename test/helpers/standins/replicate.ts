@@ -125,7 +125,8 @@ export class ReplicateStandin {
       };
       const timer = setTimeout(() => {
         this.#watchers.delete(check);
-        reject(new Error(`prediction #${index + 1} was never created`));
+        const seen = this.http.requests.map((r) => `${r.method} ${r.path}`).join(', ');
+        reject(new Error(`prediction #${index + 1} was never created; received: [${seen}]`));
       }, 10_000); // 10 seconds: a prediction that never comes fails the test
       this.#watchers.add(check);
       check();

@@ -90,14 +90,14 @@ describe('live progress in the web console across a dropped connection (issue 33
       },
     );
     standin.script({ manual: true, steps: 4 });
-    const created = standin.nextPrediction();
     await page.selectOption('#model', 'mdl_rep-image');
     await page.fill('#generate-form textarea[name=prompt]', 'a held lighthouse');
     await page.waitForFunction(() =>
       /^Costs/.test(document.getElementById('estimate')?.textContent ?? ''),
     );
     await page.click('#generate-form button[type=submit]');
-    const prediction = await created;
+    // Asked for only now: its deadline covers the run being created, not the browser's steps.
+    const prediction = await standin.nextPrediction();
     prediction.pace.advance(2); // started, and 25 % printed
     await page.waitForSelector('#task-status:has-text("Running… 25 %")');
     const cursors = () =>
