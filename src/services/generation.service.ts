@@ -230,7 +230,9 @@ export class GenerationService {
       });
     if (charged.debited.length > 0) this.#deps.metrics?.countCredits('debit', charged.debited);
     if (!charged.submission.deduplicated) {
-      await this.#announce({ type: 'queued', taskId: charged.submission.taskId });
+      // Not waited for: the submission is committed, and a worker that misses the wake-up
+      // finds the task at its next poll. Events leave in the order published.
+      void this.#announce({ type: 'queued', taskId: charged.submission.taskId });
     }
     return charged.submission;
   }
