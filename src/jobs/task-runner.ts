@@ -75,7 +75,10 @@ export class TaskRunner {
   readonly #o: TaskRunnerOptions;
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, (reason: StopReason) => void>();
-  readonly #sleepers = new Set<() => void>();
+  /** Slots waiting for work: a `queued` event wakes one. */
+  readonly #idle = new Set<() => void>();
+  /** Slots waiting before they retry a finish; only stopping cuts that short. */
+  readonly #pausing = new Set<() => void>();
   readonly #placements: Placements;
   #slots: Promise<void>[] = [];
   #stopping = false;
@@ -147,26 +150,36 @@ export class TaskRunner {
     }
   }
 
+  /** Slots waiting for work now, asleep until a `queued` event or the next poll. */
+  get idleSlots(): number {
+    return this.#idle.size;
+  }
+
   #sleep(): Promise<void> {
     if (this.#stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.#sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, this.#o.pollMs);
-      this.#sleepers.add(wake);
-    });
+    return this.#wait(this.#idle, this.#o.pollMs);
   }
 
   #wakeAll(): void {
-    for (const wake of [...this.#sleepers]) wake();
+    for (const wake of [...this.#idle, ...this.#pausing]) wake();
   }
 
   #wakeOne(): void {
-    const [wake] = this.#sleepers;
+    const [wake] = this.#idle;
     wake?.();
+  }
+
+  /** Resolves after `ms`, or sooner when something in `waiting` wakes it. */
+  #wait(waiting: Set<() => void>, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      waiting.add(wake);
+    });
   }
 
   /** Requeues tasks of dead workers; finishes as lost those out of attempts. */
@@ -486,15 +499,7 @@ export class TaskRunner {
 
   /** Waits, or less when the runner stops. */
   #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.#sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.#sleepers.add(wake);
-    });
+    return this.#wait(this.#pausing, ms);
   }
 
   async #failed(
