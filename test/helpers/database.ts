@@ -126,14 +126,23 @@ export async function resetDatabase(database: Database): Promise<void> {
     WHERE schemaname = current_schema() AND tablename NOT LIKE 'kysely_%'`.execute(database.db);
   if (rows.length === 0) return;
   const tables = sql.join(rows.map((r) => sql.table(r.name)));
-  // A worker of the suite's app may be finishing a task of the previous test: its row locks
-  // and TRUNCATE's table locks can meet in a deadlock, which PostgreSQL breaks by failing one.
+  // The suite's app keeps its workers: a claim (every poll) or a finish of the previous test's
+  // task takes its locks table by table while TRUNCATE takes all of them, and the two can
+  // wait for each other. PostgreSQL would break that after deadlock_timeout (1 s) by failing
+  // one of them, and three such failures in a row failed a test. So TRUNCATE waits at most
+  // 100 ms for a lock, always before a deadlock is declared, and tries again: the worker's
+  // statement goes on, and a later try finds the tables free.
   for (let attempt = 1; ; attempt++) {
     try {
-      await sql`TRUNCATE ${tables} RESTART IDENTITY CASCADE`.execute(database.db);
+      await database.db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL lock_timeout = '100ms'`.execute(trx);
+        await sql`TRUNCATE ${tables} RESTART IDENTITY CASCADE`.execute(trx);
+      });
       return;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== '40P01' || attempt === 3) throw error;
+      const code = (error as { code?: unknown }).code;
+      const contended = code === '55P03' || code === '40P01'; // lock_not_available, deadlock
+      if (!contended || attempt === 50) throw error;
     }
   }
 }
