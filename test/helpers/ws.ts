@@ -73,5 +73,19 @@ export function collect<T>(client: Client, query: string, variables?: Record<str
       };
       waiting.add(check);
     });
-  return { results, finished, unsubscribe, until };
+  /**
+   * Resolves as `finished` does; after `timeoutMs` without an end (the server kept a
+   * subscription it should have ended or refused), fails naming the results so far.
+   */
+  const ended = (timeoutMs = 15_000): Promise<{ error?: unknown }> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`subscription never ended: ${JSON.stringify(results)}`));
+      }, timeoutMs);
+      void finished.then((outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      });
+    });
+  return { results, finished, ended, unsubscribe, until };
 }

@@ -90,7 +90,7 @@ describeEachBackend('task updates that survive a reconnect (issue 21)', (backend
       id: task.taskId,
       after: cursor,
     });
-    assert.deepEqual(await resumed.finished, {});
+    assert.deepEqual(await resumed.ended(), {});
     const states = resumed.results.map((r) => r.data!.taskUpdated);
     assert.ok(!states.some((s) => s.cursor === cursor), 'the cursor’s own update is not repeated');
     assert.deepEqual(states.at(-1)!.status, 'finished');
@@ -100,7 +100,7 @@ describeEachBackend('task updates that survive a reconnect (issue 21)', (backend
       id: task.taskId,
       after: states.at(-1)!.cursor,
     });
-    assert.deepEqual(await afterFinish.finished, {});
+    assert.deepEqual(await afterFinish.ended(), {});
     assert.deepEqual(afterFinish.results, []);
   });
 
@@ -121,26 +121,28 @@ describeEachBackend('task updates that survive a reconnect (issue 21)', (backend
     look.unsubscribe();
     const cursor = first!.data!.taskUpdated.cursor;
 
-    const refusal = async (apiKey: string, after: string) => {
+    const refusal = async (which: string, apiKey: string, after: string) => {
       const socket = wsClient(t.url, { apiKey });
       test.after(() => socket.client.dispose());
       const sub = collect<{ myTaskUpdates: Update }>(socket.client, myTaskUpdates, { after });
-      const outcome = await sub.finished;
+      const outcome = await sub
+        .ended()
+        .catch((error: Error) => assert.fail(`${which} was not refused: ${error.message}`));
       const errors = (outcome.error ?? sub.results[0]?.errors) as
         | { extensions?: Record<string, unknown>; message: string }[]
         | undefined;
       assert.ok(errors?.[0], JSON.stringify({ outcome, results: sub.results }));
       return errors[0];
     };
-    for (const [apiKey, after] of [
-      [mine.apiKey, 'not-a-cursor'],
-      [other.apiKey, cursor],
+    for (const [which, apiKey, after] of [
+      ['a cursor that is not one', mine.apiKey, 'not-a-cursor'],
+      ["another account's cursor", other.apiKey, cursor],
     ] as const) {
-      const error = await refusal(apiKey, after);
+      const error = await refusal(which, apiKey, after);
       assert.equal(error.extensions?.code, '120001');
       assert.equal(error.extensions?.field, 'after');
     }
-    const expired = await refusal(mine.apiKey, cursor);
+    const expired = await refusal('a cursor older than a day', mine.apiKey, cursor);
     assert.equal(expired.extensions?.code, '120001');
     assert.equal(expired.extensions?.reason, 'cursor_expired');
     assert.match(expired.message, /reconcile through listContents/);
