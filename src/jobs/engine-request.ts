@@ -3,7 +3,14 @@ import { FinishCode } from '../domain/finish-code.ts';
 import type { InputLoader } from '../domain/kinds/kind.ts';
 import { kindModule } from '../domain/kinds/kinds.ts';
 import type { GenerationKind } from '../domain/model.ts';
-import type { EngineFailure, EngineRequest } from '../engines/engine.ts';
+import type {
+  Engine,
+  EngineContext,
+  EngineFailure,
+  EngineRequest,
+  EngineResult,
+} from '../engines/engine.ts';
+import type { Placement } from './placement.ts';
 
 /**
  * Where a task's inputs come from: what its stored settings name, loaded for the engine.
@@ -79,4 +86,33 @@ export async function engineRequest(
       message: `${error.what} no longer exists or can no longer be used. Credits were refunded.`,
     };
   }
+}
+
+/**
+ * Runs a claimed task on its placement's engine. A model gone from the catalogue, or an input
+ * gone since submission (code 4), finishes the task without running an engine.
+ */
+export async function runEngine(
+  engines: ReadonlyMap<string, Engine>,
+  inputs: EngineInputs,
+  run: {
+    readonly task: Parameters<typeof engineRequest>[0];
+    readonly modelId: string;
+    readonly placement: Placement | undefined;
+    readonly input: unknown;
+  },
+  context: EngineContext,
+): Promise<EngineResult> {
+  const { placement } = run;
+  const engine = placement === undefined ? undefined : engines.get(placement.backend.engine);
+  if (placement === undefined || engine === undefined) {
+    return {
+      ok: false,
+      finishCode: FinishCode.EngineFailure,
+      message: `Model "${run.modelId}" is no longer available.`,
+    };
+  }
+  const loaded = await engineRequest(run.task, run.input, placement.backend.engineOptions, inputs);
+  if (!loaded.ok) return loaded;
+  return engine.run(loaded.request, context);
 }

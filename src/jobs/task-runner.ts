@@ -2,41 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FinishCode } from '../domain/finish-code.ts';
 import { type ModelDefinition, maxRunSeconds } from '../domain/model.ts';
-import type {
-  Engine,
-  EngineContext,
-  EngineFailure,
-  EngineOutput,
-  EngineResult,
-  StopReason,
-  TaskCheckpoint,
-} from '../engines/engine.ts';
+import type { Engine, EngineResult, StopReason } from '../engines/engine.ts';
 import type { TaskEvent, TaskEvents } from '../events/task-events.ts';
 import type { OutageLog } from '../observability/outage-log.ts';
-import { contextFrom, inSpan, recordSpan } from '../observability/tracing.ts';
+import { inSpan } from '../observability/tracing.ts';
 import type { TaskFinisher } from '../services/task-finisher.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
-import { type AttemptRecord, recordAttempt } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
-import type { NewMediaRow } from '../store/media.store.ts';
-import {
-  type ClaimedTask,
-  claimTask,
-  recoverExpiredLeases,
-  releaseTask,
-  writeCheckpoint,
-} from '../store/task-queue.store.ts';
+import { type ClaimedTask, claimTask, recoverExpiredLeases } from '../store/task-queue.store.ts';
+import { attemptRecords } from './attempt-records.ts';
 import type { BackendHealthService } from './backend-health.ts';
-import { type EngineInputs, engineRequest } from './engine-request.ts';
-import { failsOver, type Placement, Placements } from './placement.ts';
+import { leaseCheckpoint } from './checkpoint.ts';
+import { type EngineInputs, runEngine } from './engine-request.ts';
+import { failsOver, Placements } from './placement.ts';
 import { progressWriter } from './progress-writer.ts';
 import { RunHold } from './run-hold.ts';
-import { storeOutputs } from './store-outputs.ts';
-
-/** The longest wait between two tries of a finish the database could not take. */
-const finishRetryMaxMs = 5_000; // 5 seconds
+import { RunOutcomes } from './run-outcomes.ts';
+import { runTrace } from './run-trace.ts';
+import { WakeList } from './wake-list.ts';
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -76,9 +61,10 @@ export class TaskRunner {
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, (reason: StopReason) => void>();
   /** Slots waiting for work: a `queued` event wakes one. */
-  readonly #idle = new Set<() => void>();
+  readonly #idle = new WakeList();
   /** Slots waiting before they retry a finish; only stopping cuts that short. */
-  readonly #pausing = new Set<() => void>();
+  readonly #pausing = new WakeList();
+  readonly #outcomes: RunOutcomes;
   readonly #placements: Placements;
   #slots: Promise<void>[] = [];
   #stopping = false;
@@ -88,6 +74,12 @@ export class TaskRunner {
   constructor(options: TaskRunnerOptions) {
     this.#o = options;
     this.#placements = new Placements(options.log);
+    this.#outcomes = new RunOutcomes({
+      ...options,
+      announce: (event) => this.#announce(event),
+      pause: (ms) => this.#pausing.wait(ms),
+      stopping: () => this.#stopping,
+    });
   }
 
   start(): void {
@@ -98,7 +90,8 @@ export class TaskRunner {
   /** Stops claiming, lets running tasks finish for up to `drainMs`, then gives the rest back. */
   async stop(drainMs: number): Promise<void> {
     this.#stopping = true;
-    this.#wakeAll();
+    this.#idle.wakeAll();
+    this.#pausing.wakeAll();
     const drained = Promise.all(this.#slots);
     const timer = setTimeout(() => {
       for (const abort of this.#running.values()) abort('shutdown');
@@ -113,7 +106,7 @@ export class TaskRunner {
 
   #onEvent(event: TaskEvent): void {
     // One new task needs one slot: waking them all would only make them race for one row.
-    if (event.type === 'queued') this.#wakeOne();
+    if (event.type === 'queued') this.#idle.wakeOne();
     else if (event.finished) this.#running.get(event.taskId)?.('cancelled');
   }
 
@@ -157,29 +150,7 @@ export class TaskRunner {
 
   #sleep(): Promise<void> {
     if (this.#stopping) return Promise.resolve();
-    return this.#wait(this.#idle, this.#o.pollMs);
-  }
-
-  #wakeAll(): void {
-    for (const wake of [...this.#idle, ...this.#pausing]) wake();
-  }
-
-  #wakeOne(): void {
-    const [wake] = this.#idle;
-    wake?.();
-  }
-
-  /** Resolves after `ms`, or sooner when something in `waiting` wakes it. */
-  #wait(waiting: Set<() => void>, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        waiting.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      waiting.add(wake);
-    });
+    return this.#idle.wait(this.#o.pollMs);
   }
 
   /** Requeues tasks of dead workers; finishes as lost those out of attempts. */
@@ -227,24 +198,7 @@ export class TaskRunner {
       backend: placement?.backend.id ?? null,
     };
     this.#o.log.info({ ...ids, attempt: task.attempts }, 'task started');
-    // The submission's trace, whichever process submitted it: its context came with the task.
-    const submitted = contextFrom(task.trace_context);
-    const traced = {
-      'atelier.task_id': task.id,
-      'atelier.content_id': content.id,
-      'atelier.model_id': content.model_id,
-      'atelier.attempt': task.attempts,
-      ...(placement === undefined ? {} : { 'atelier.backend': placement.backend.id }),
-    };
-    // The first wait only: a retry's would overlap the runs before it.
-    if (task.attempts === 1 && task.claimed_at !== null) {
-      recordSpan('atelier.queue.wait', {
-        parent: submitted,
-        start: task.created_at,
-        end: task.claimed_at,
-        attributes: traced,
-      });
-    }
+    const trace = runTrace({ task, content }, placement);
     const startedAt = performance.now();
     const ended = (fields: { finishCode: number | null; detail?: string | undefined }) => {
       const ms = Math.round(performance.now() - startedAt);
@@ -252,31 +206,7 @@ export class TaskRunner {
       const logged = { ...ids, finishCode, ms, stopped: hold.reason ?? null };
       this.#o.log.info(detail ? { ...logged, detail } : logged, 'engine run ended');
     };
-    /** This run's record, for a run that holds a slot on a recorded backend. */
-    const run = (
-      outcome: AttemptRecord['outcome'],
-      detail: string | null = null,
-      providerStatus: number | null = null,
-    ): AttemptRecord | undefined =>
-      placement?.recorded === true && task.claimed_at !== null
-        ? {
-            taskId: task.id,
-            attempt: task.attempts,
-            backendId: placement.backend.id,
-            startedAt: task.claimed_at,
-            outcome,
-            detail,
-            providerStatus,
-          }
-        : undefined;
-    const attempt = (
-      outcome: AttemptRecord['outcome'],
-      detail: string | null = null,
-      providerStatus: number | null = null,
-    ) => {
-      const record = run(outcome, detail, providerStatus);
-      return record === undefined ? Promise.resolve() : this.#record(record);
-    };
+    const attempts = attemptRecords(this.#o.db, this.#o.log, task, placement);
     // Not waited for: the engine need not wait on a wake-up call. Events leave in the order
     // published, so this one still precedes the finish's.
     void this.#announce(changed);
@@ -284,16 +214,20 @@ export class TaskRunner {
       let result: EngineResult;
       try {
         result = await Promise.race([
-          inSpan('atelier.engine.run', { parent: submitted, attributes: traced }, async (span) => {
-            const result = await this.#execute(
-              { taskId: task.id, accountId: task.account_id, kind: content.kind },
-              content.model_id,
-              placement,
-              content.input,
+          inSpan('atelier.engine.run', trace, async (span) => {
+            const result = await runEngine(
+              this.#o.engines,
+              this.#o.inputs,
+              {
+                task: { taskId: task.id, accountId: task.account_id, kind: content.kind },
+                modelId: content.model_id,
+                placement,
+                input: content.input,
+              },
               {
                 signal: hold.signal,
                 reportProgress: progress.report,
-                checkpoint: this.#checkpoint(task),
+                checkpoint: leaseCheckpoint(this.#o.db, task),
               },
             );
             span.setAttributes({
@@ -308,15 +242,14 @@ export class TaskRunner {
         await progress.settled();
         if (hold.reason !== undefined) {
           ended({ finishCode: null });
-          await attempt('stopped', hold.reason);
+          await attempts.write('stopped', hold.reason);
         }
-        if (hold.reason === 'shutdown')
-          await releaseTask(this.#o.db, task.id, task.lease_token, false);
+        if (hold.reason === 'shutdown') await this.#outcomes.giveBack(task);
         else if (hold.reason === undefined) {
           const reason = error instanceof Error ? error.message : String(error);
-          await attempt('error', reason);
+          await attempts.write('error', reason);
           if (placement !== undefined) await this.#o.health.failed(placement.backend, reason);
-          await this.#failed(task, content.model_id, placement, error);
+          await this.#outcomes.failed(task, content.model_id, placement, error);
         }
         return;
       }
@@ -334,201 +267,30 @@ export class TaskRunner {
         else await this.#o.health.answered(placement.backend);
       }
       if (backendFault && failsOver(task, placement)) {
-        await attempt(
+        await attempts.write(
           'failed_over',
           result.ok ? null : (result.detail ?? result.message),
           result.ok ? null : (result.providerStatus ?? null),
         );
-        await this.#failOver(task, placement!);
+        await this.#outcomes.failOver(task, placement!);
         return;
       }
       if (hold.reason === undefined || hold.reason === 'timeout') {
         // Recorded with the finish, in its statement: one write fewer on the queue's path.
-        const ended = run(
+        const ended = attempts.of(
           result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
           result.ok ? null : (result.detail ?? result.message),
           result.ok ? null : (result.providerStatus ?? null),
         );
-        await this.#settle(task, content, result, ended);
+        await this.#outcomes.settle(task, content, result, ended);
       } else {
-        await attempt('stopped', hold.reason);
-        if (hold.reason === 'shutdown')
-          await releaseTask(this.#o.db, task.id, task.lease_token, false);
+        await attempts.write('stopped', hold.reason);
+        if (hold.reason === 'shutdown') await this.#outcomes.giveBack(task);
       }
     } finally {
       hold.release();
       this.#running.delete(task.id);
     }
-  }
-
-  async #execute(
-    task: Parameters<typeof engineRequest>[0],
-    modelId: string,
-    placement: Placement | undefined,
-    input: unknown,
-    context: EngineContext,
-  ): Promise<EngineResult> {
-    const engine =
-      placement === undefined ? undefined : this.#o.engines.get(placement.backend.engine);
-    if (placement === undefined || engine === undefined) {
-      return {
-        ok: false,
-        finishCode: FinishCode.EngineFailure,
-        message: `Model "${modelId}" is no longer available.`,
-      };
-    }
-    // An input gone since submission finishes the task (code 4) without running the engine.
-    const loaded = await engineRequest(
-      task,
-      input,
-      placement.backend.engineOptions,
-      this.#o.inputs,
-    );
-    if (!loaded.ok) return loaded;
-    return engine.run(loaded.request, context);
-  }
-
-  /** Back to the queue, counted as an attempt; the next claim passes this backend over. */
-  async #failOver(task: ClaimedTask['task'], placement: Placement): Promise<void> {
-    const released = await releaseTask(
-      this.#o.db,
-      task.id,
-      task.lease_token,
-      true,
-      placement.backend.id,
-    );
-    if (!released) return;
-    this.#o.log.warn(
-      { taskId: task.id, backend: placement.backend.id, attempt: task.attempts },
-      'task failed over: its backend did not take it; back in the queue for another',
-    );
-    await this.#announce({ type: 'queued', taskId: task.id });
-  }
-
-  /** Records a run's end; a failure to is logged (the record is the operator's history). */
-  async #record(record: AttemptRecord): Promise<void> {
-    try {
-      await recordAttempt(this.#o.db, record);
-    } catch (error) {
-      this.#o.log.warn({ err: error, taskId: record.taskId }, 'task attempt not recorded');
-    }
-  }
-
-  /**
-   * The task's checkpoint as claimed, when it names a job on the backend this run holds (a job
-   * on another backend is not this one's to resume); writes are fenced by this claim's lease.
-   */
-  #checkpoint(task: ClaimedTask['task']): TaskCheckpoint {
-    const mine =
-      task.checkpoint_backend_id === null || task.checkpoint_backend_id === task.backend_id;
-    return {
-      saved: mine ? task.engine_checkpoint : null,
-      save: async (checkpoint) => {
-        if (!(await writeCheckpoint(this.#o.db, task.id, task.lease_token, checkpoint))) {
-          throw new Error(`task ${task.id} is no longer held by this worker`);
-        }
-      },
-    };
-  }
-
-  /**
-   * Records a run's outcome: its files stored once, then the finish, fenced by the lease. The
-   * outputs are in hand (a provider was paid for them): a finish the database cannot take now
-   * (it is away) is tried again, waiting longer each time, rather than leaving the task to run
-   * again after its lease; the heartbeat goes on meanwhile. The files go when the finish is
-   * fenced (cancelled, or taken over by another worker) or given up (this worker stopping):
-   * nothing is left on disk that no media row names.
-   */
-  async #settle(
-    task: ClaimedTask['task'],
-    content: ClaimedTask['content'],
-    result: EngineResult,
-    attempt: AttemptRecord | undefined,
-  ): Promise<void> {
-    const media = result.ok ? await this.#store(task.account_id, content.id, result.outputs) : [];
-    const outcome = result.ok
-      ? { code: FinishCode.Ok, message: null, media, ...(attempt ? { attempt } : {}) }
-      : {
-          code: result.finishCode,
-          message: accountMessage(task.id, result),
-          ...(attempt ? { attempt } : {}),
-        };
-    for (let round = 1; ; round++) {
-      try {
-        const finished = await this.#o.finisher.finish(
-          task.id,
-          { kind: 'lease', token: task.lease_token },
-          outcome,
-          content.model_id,
-        );
-        if (finished === undefined) await this.#discard(media);
-        return;
-      } catch (error) {
-        if (!isDatabaseUnavailable(error) || this.#stopping) {
-          await this.#discard(media);
-          throw error;
-        }
-        this.#o.outages.report('task outcome not recorded yet; trying again', error, {
-          taskId: task.id,
-        });
-        await this.#pause(Math.min(finishRetryMaxMs, 250 * 2 ** (round - 1)));
-      }
-    }
-  }
-
-  /** Writes an engine's files; those written before a failure are removed with it. */
-  async #store(accountId: string, contentId: string, outputs: readonly EngineOutput[]) {
-    const written: NewMediaRow[] = [];
-    try {
-      return await storeOutputs(this.#o.storage, accountId, contentId, outputs, written);
-    } catch (error) {
-      await this.#discard(written);
-      throw error;
-    }
-  }
-
-  /** Removes stored files no finish will name; a failure to is logged, not thrown. */
-  async #discard(media: readonly NewMediaRow[]): Promise<void> {
-    const removed = await Promise.allSettled(
-      media.map((m) => this.#o.storage.remove(m.storageKey)),
-    );
-    for (const failed of removed.filter((r) => r.status === 'rejected')) {
-      this.#o.log.warn({ err: failed.reason }, 'a file no task names could not be removed');
-    }
-  }
-
-  /** Waits, or less when the runner stops. */
-  #pause(ms: number): Promise<void> {
-    return this.#wait(this.#pausing, ms);
-  }
-
-  async #failed(
-    task: ClaimedTask['task'],
-    modelId: string,
-    placement: Placement | undefined,
-    error: unknown,
-  ): Promise<void> {
-    this.#o.log.error(
-      { err: error, taskId: task.id, attempt: task.attempts, backend: placement?.backend.id },
-      'engine failed unexpectedly',
-    );
-    const avoid = placement !== undefined && placement.poolSize > 1 ? placement.backend.id : null;
-    if (
-      task.attempts < task.max_attempts &&
-      (await releaseTask(this.#o.db, task.id, task.lease_token, true, avoid))
-    ) {
-      await this.#announce({ type: 'queued', taskId: task.id });
-      return;
-    }
-    await this.#o.finisher.finish(
-      task.id,
-      { kind: 'lease', token: task.lease_token },
-      {
-        code: FinishCode.EngineFailure,
-        message: `The engine failed in each of ${task.attempts} attempts. Credits were refunded.`,
-      },
-      modelId,
-    );
   }
 
   async #announce(event: TaskEvent): Promise<void> {
@@ -538,14 +300,4 @@ export class TaskRunner {
       this.#o.log.warn({ err: error }, 'task event not published');
     }
   }
-}
-
-/**
- * The finish message of a failed run. When the operator's log holds more (`detail`, with the
- * task's id), the account is given that id as the reference to ask the operator about.
- */
-function accountMessage(taskId: string, failure: EngineFailure): string {
-  return failure.detail === undefined
-    ? failure.message
-    : `${failure.message} Reference for the operator: ${taskId}.`;
 }
