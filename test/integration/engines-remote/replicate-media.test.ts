@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
-import { describeEachBackend } from '../../helpers/backends.ts';
+import { describeEachBackend, perBackend } from '../../helpers/backends.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { download, gqlOk, probe, testPicture, testTone, uploadOk } from '../../helpers/media.ts';
 import { accountWords, failureAudiences } from '../../helpers/remote-engines.ts';
@@ -22,8 +22,8 @@ import { ReplicateStandin } from '../../helpers/standins/replicate.ts';
 // files that are too big or too slow, against a protocol stand-in for Replicate's predictions
 // API (test/helpers/standins/replicate.ts).
 
-const standin = await ReplicateStandin.start({ models: hostedModels });
-after(() => standin.close());
+// One stand-in per backend: the two suites run side by side, each taking its predictions in order.
+const standinFor = await perBackend(() => ReplicateStandin.start({ models: hostedModels }));
 
 const mediaQuery = `query C($id: ID!) { getContent(contentId: $id) {
   creditsCharged creditsRefunded media { mediaId kind mimeType durationMs } } }`;
@@ -36,6 +36,7 @@ interface ContentMedia {
 }
 
 describeEachBackend('replicate video, avatar, speech and output limits', (backend) => {
+  const standin = standinFor(backend);
   let t: TestApp;
   const tiny = imageModel(standin, 'mdl_rep-tiny', { maxOutputBytes: 100 });
   const slow = imageModel(standin, 'mdl_rep-slow', { outputTimeoutMs: 300 });

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
-import { describeEachBackend } from '../../helpers/backends.ts';
+import { describeEachBackend, perBackend } from '../../helpers/backends.ts';
 import { type RunningServer, shortLeaseWorkerEnv, startServer } from '../../helpers/cli.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { gqlOk } from '../../helpers/media.ts';
@@ -27,8 +27,8 @@ import type { RecordedRequest } from '../../helpers/standins/standin-server.ts';
 // predictions API: a cancelled or timed-out task cancels its prediction at Replicate; a task
 // whose worker died resumes the prediction it started instead of paying for a second one.
 
-const standin = await ReplicateStandin.start({ models: hostedModels });
-after(() => standin.close());
+// One stand-in per backend: the two suites run side by side, each taking its predictions in order.
+const standinFor = await perBackend(() => ReplicateStandin.start({ models: hostedModels }));
 
 const isCancelOf = (prediction: Prediction) => (r: RecordedRequest) =>
   r.method === 'POST' && r.path === `/v1/predictions/${prediction.id}/cancel`;
@@ -36,6 +36,7 @@ const isReadOf = (prediction: Prediction) => (r: RecordedRequest) =>
   r.method === 'GET' && r.path === `/v1/predictions/${prediction.id}`;
 
 describeEachBackend('a replicate run stopped', (backend) => {
+  const standin = standinFor(backend);
   let t: TestApp;
   let database: Database;
   const brief = imageModel(standin, 'mdl_rep-brief', {}, { maxRunSeconds: 1 });
@@ -169,6 +170,7 @@ describeEachBackend('a replicate run stopped', (backend) => {
 });
 
 it('a server killed mid-run: the restarted one resumes the same prediction, charged once', async (t) => {
+  const standin = standinFor('pglite'); // after the suites above, so nothing shares it
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-replicate-'));
   const env = {
     ...shortLeaseWorkerEnv(1),

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { type TestApp, withTestApp } from '../../helpers/app.ts';
-import { describeEachBackend } from '../../helpers/backends.ts';
+import { describeEachBackend, perBackend } from '../../helpers/backends.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { invariantViolations } from '../../helpers/invariants.ts';
 import { download, gqlOk } from '../../helpers/media.ts';
@@ -19,8 +19,8 @@ import type { RecordedRequest } from '../../helpers/standins/standin-server.ts';
 // ../shared/protocols/replicate.md): images made, progress, failures and refusals refunded,
 // throttling waited out, and the API token kept out of every message and log line.
 
-const standin = await ReplicateStandin.start({ models: hostedModels });
-after(() => standin.close());
+// One stand-in per backend: the two suites run side by side, each taking its predictions in order.
+const standinFor = await perBackend(() => ReplicateStandin.start({ models: hostedModels }));
 
 const mediaQuery = `query C($id: ID!) { getContent(contentId: $id) {
   creditsCharged creditsRefunded media { mediaId mimeType width height } } }`;
@@ -33,6 +33,7 @@ interface ContentMedia {
 }
 
 describeEachBackend('the replicate engine against a Replicate protocol stand-in', (backend) => {
+  const standin = standinFor(backend);
   let database: Database;
   let t: TestApp;
   const env = { MODELS: replicateModels(standin), [tokenEnv]: standin.token };

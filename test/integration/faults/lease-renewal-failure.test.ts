@@ -4,7 +4,7 @@ import type { KyselyPlugin } from 'kysely';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { describeEachBackend } from '../../helpers/backends.ts';
+import { describeEachBackend, perBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
 import { hostedModels, imageModel, replicateModels, tokenEnv } from '../../helpers/replicate.ts';
@@ -18,8 +18,8 @@ import type { RecordedRequest } from '../../helpers/standins/standin-server.ts';
 // is lost: at its deadline it must not cancel that job. Played with a protocol stand-in for
 // Replicate's predictions API and a database every query of which fails while it is cut off.
 
-const standin = await ReplicateStandin.start({ models: hostedModels });
-after(() => standin.close());
+// One stand-in per backend: the two suites run side by side, each taking its predictions in order.
+const standinFor = await perBackend(() => ReplicateStandin.start({ models: hostedModels }));
 
 const isCancelOf = (prediction: Prediction) => (r: RecordedRequest) =>
   r.method === 'POST' && r.path === `/v1/predictions/${prediction.id}/cancel`;
@@ -27,6 +27,7 @@ const isReadOf = (prediction: Prediction) => (r: RecordedRequest) =>
   r.method === 'GET' && r.path === `/v1/predictions/${prediction.id}`;
 
 describeEachBackend('a worker whose lease renewals fail', (backend) => {
+  const standin = standinFor(backend);
   let database: Database;
   let t: TestApp;
   let cutOff = false;
