@@ -32,13 +32,12 @@ import { type CredentialEvents, LocalCredentialEvents } from './events/credentia
 import { PostgresCredentialEvents } from './events/postgres-credential-events.ts';
 import { PostgresTaskEvents } from './events/postgres-task-events.ts';
 import { LocalTaskEvents, type TaskEvents } from './events/task-events.ts';
-import { BackendHealthService } from './jobs/backend-health.ts';
+import type { BackendHealthService } from './jobs/backend-health.ts';
 import type { EngineInputs } from './jobs/engine-request.ts';
-import { TaskRunner } from './jobs/task-runner.ts';
-import { startWorkerChores } from './jobs/worker-chores.ts';
+import type { TaskRunner } from './jobs/task-runner.ts';
+import { startWorkers } from './jobs/workers.ts';
 import { BackendHealth } from './observability/backend-health.ts';
 import { type Metrics, PrometheusMetrics } from './observability/metrics.ts';
-import { OutageLog } from './observability/outage-log.ts';
 import { poolReports } from './observability/pool-report.ts';
 import { tracedCall } from './observability/tracing.ts';
 import { AccountService } from './services/account.service.ts';
@@ -73,8 +72,9 @@ import { LocalMediaStorage, type MediaStorage } from './storage/media-storage.ts
 import { UrlSigner } from './storage/url-signer.ts';
 import { backendStates, syncBackends } from './store/backend.store.ts';
 import { recordCatalogue } from './store/catalogue.store.ts';
-import { type Database, type DatabaseLocation, openDatabase } from './store/database.ts';
-import { migrateToLatest, pendingMigrations } from './store/migrator.ts';
+import { type Database, openDatabase } from './store/database.ts';
+import { databaseLocation, migrateUnbounded } from './store/database-location.ts';
+import { pendingMigrations } from './store/migrator.ts';
 import { sharedSecret } from './store/secret.store.ts';
 import { queueDepth } from './store/task-queue.store.ts';
 
@@ -124,52 +124,6 @@ export interface Core {
   /** Starts `concurrency` task slots in this process; `close()` drains them. */
   startWorkers(log: Logger, concurrency?: number): TaskRunner;
   close(): Promise<void>;
-}
-
-/**
- * Applies pending migrations. On PostgreSQL through a connection of their own, without the
- * statement bound of the pool (an index built on a year of rows takes its time); PGlite has one
- * connection, and no bound.
- */
-export async function migrateUnbounded(
-  database: Database,
-  location: DatabaseLocation,
-): Promise<string[]> {
-  if (location.backend === 'pglite')
-    return migrateToLatest(database.db, `the embedded database in ${location.dataDir ?? 'memory'}`);
-  const unbounded = await openDatabase({
-    ...location,
-    poolSize: 1,
-    statementTimeoutMs: 0,
-    preparedStatements: false,
-  });
-  try {
-    return await migrateToLatest(unbounded.db, postgresName(location.url));
-  } finally {
-    await unbounded.close();
-  }
-}
-
-/** `PostgreSQL at host:port/database (DATABASE_URL)`: where, without the credentials. */
-function postgresName(url: string): string {
-  try {
-    const { hostname, port, pathname } = new URL(url);
-    return `PostgreSQL at ${hostname}:${port || 5432}${pathname} (DATABASE_URL)`;
-  } catch {
-    return 'PostgreSQL at DATABASE_URL';
-  }
-}
-
-export function databaseLocation(config: Config): DatabaseLocation {
-  return config.databaseUrl === undefined
-    ? { backend: 'pglite', dataDir: config.dataDir }
-    : {
-        backend: 'postgres',
-        url: config.databaseUrl,
-        preparedStatements: config.databasePreparedStatements,
-        connectTimeoutMs: config.databaseTimeoutMs,
-        statementTimeoutMs: config.databaseTimeoutMs,
-      };
 }
 
 /** Topics of the broadcast. */
@@ -487,55 +441,39 @@ export async function buildCore(
       },
       metrics,
       startWorkers(log, concurrency = config.workerConcurrency) {
-        const outages = new OutageLog(log);
-        closers.push(async () => outages.close());
-        const health = new BackendHealthService({
-          db,
-          log,
-          engines,
-          backends,
-          changed: () => broadcast.publish(topics.backends, 'changed'),
-        });
-        probes.push(health);
-        const runner = new TaskRunner({
-          db,
-          events,
-          storage,
-          engines,
-          model: (modelId) => models.find((m) => m.modelId === modelId),
-          inputs,
+        const workers = startWorkers(
+          {
+            db,
+            events,
+            storage,
+            engines,
+            model: (modelId) => models.find((m) => m.modelId === modelId),
+            inputs,
+            leaseMs: config.taskLeaseMs,
+            pollMs: config.taskPollMs,
+            maxRunningPerAccount: config.accountMaxRunningTasks,
+            // The same finish as cancellation's, reporting its metrics and events to this log.
+            finisher: new TaskFinisher({ db, events, metrics, log }),
+            drainMs: config.shutdownDrainMs,
+            backends,
+            backendsChanged: () => broadcast.publish(topics.backends, 'changed'),
+            clock,
+            uploads,
+            audit,
+            webhooks: {
+              box: webhookSecrets,
+              timeoutMs: config.webhooks.timeoutMs,
+              allowLocalhost: config.webhooks.allowLocalhost,
+              ...(overrides.webhookNetwork ? { network: overrides.webhookNetwork } : {}),
+            },
+          },
           log,
           concurrency,
-          leaseMs: config.taskLeaseMs,
-          pollMs: config.taskPollMs,
-          maxRunningPerAccount: config.accountMaxRunningTasks,
-          // The same finish as cancellation's, reporting its metrics and events to this log.
-          finisher: new TaskFinisher({ db, events, metrics, log }),
-          outages,
-          health,
-        });
-        runner.start();
-        // Drain before the events and the database close (closers run in reverse).
-        closers.push(() => runner.stop(config.shutdownDrainMs));
-        for (const chore of startWorkerChores({
-          db,
-          clock,
-          log,
-          outages,
-          uploads,
-          pollMs: config.taskPollMs,
-          health,
-          audit,
-          webhooks: {
-            box: webhookSecrets,
-            timeoutMs: config.webhooks.timeoutMs,
-            allowLocalhost: config.webhooks.allowLocalhost,
-            ...(overrides.webhookNetwork ? { network: overrides.webhookNetwork } : {}),
-          },
-        })) {
-          closers.push(() => chore.stop());
-        }
-        return runner;
+        );
+        probes.push(workers.health);
+        // Drained before the events and the database close (closers run in reverse).
+        closers.push(() => workers.stop());
+        return workers.runner;
       },
       close: closeAll,
     };

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadProcessConfig } from '../config/config.ts';
-import { buildCore, type Core, databaseLocation, migrateUnbounded } from '../core.ts';
+import { buildCore, type Core } from '../core.ts';
 import { AppError, ErrorCode } from '../shared/errors.ts';
 import { StartupError } from '../shared/startup-error.ts';
 import { assertAcceptableText } from '../shared/text-input.ts';
 import { DataDirInUseError } from '../store/data-dir-lock.ts';
 import { ownerOnlyUmask, restrictToOwner } from '../store/data-dir-modes.ts';
 import { openDatabase } from '../store/database.ts';
+import { databaseLocation, migrateUnbounded } from '../store/database-location.ts';
 import { negativeValuesJoined, options, UsageError, type Values } from './arguments.ts';
 import { operatorCommand, usageText } from './commands.ts';
 import {
