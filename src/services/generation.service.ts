@@ -1,8 +1,6 @@
-import { createHash, randomInt } from 'node:crypto';
 import type { Actor } from '../domain/actor.ts';
 import { planDebit } from '../domain/credits.ts';
 import { FinishCode } from '../domain/finish-code.ts';
-import { commonFields, maxSeed, type Validated } from '../domain/kinds/fields.ts';
 import { defaultsOf, kindModule } from '../domain/kinds/kinds.ts';
 import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
 import { spenderOf } from '../domain/spending-limits.ts';
@@ -33,6 +31,15 @@ import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
 import { referenceChecks } from './reference-checks.ts';
 import type { SpendingLimitService } from './spending-limit.service.ts';
+import {
+  hashInput,
+  newSeed,
+  optionalKey,
+  optionalMaxCredits,
+  optionalString,
+  requireString,
+  settled,
+} from './submission-input.ts';
 import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
 import type { WebhookService } from './webhook.service.ts';
@@ -85,7 +92,6 @@ type ChargeRequest = Prepared & {
   inputHash: string;
 };
 
-const maxIdempotencyKeyLength = commonFields.idempotencyKey.maxLength;
 /** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
 const uniqueViolation = '23505';
 
@@ -380,81 +386,6 @@ export class GenerationService {
       // The submission is committed; a failed notification must not turn it into an error.
     }
   }
-}
-
-/** The settings, or the problems as one error: 120001 if any value is invalid, else 120002. */
-function settled<T>(result: Validated<T>): T {
-  if (result.ok) return result.settings;
-  const code = result.problems.some((p) => p.code === ErrorCode.InvalidInput)
-    ? ErrorCode.InvalidInput
-    : ErrorCode.UnsupportedCombination;
-  const first = result.problems.find((p) => p.code === code)!;
-  const message = result.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-  throw new AppError(code, message, {
-    field: first.field,
-    ...(first.allowed === undefined ? {} : { allowed: first.allowed }),
-    problems: result.problems,
-  });
-}
-
-function newSeed(): number {
-  return randomInt(maxSeed);
-}
-
-function requireString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0)
-    throw invalidInput([{ field, message: 'is required' }]);
-  return value;
-}
-
-function optionalString(value: unknown, field: string): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || value.length === 0)
-    throw invalidInput([{ field, message: 'must be a non-empty string' }]);
-  return value;
-}
-
-function optionalMaxCredits(value: unknown): number | null {
-  if (value === undefined || value === null) return null;
-  const { min, max } = commonFields.maxCredits;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalidInput([
-      { field: 'maxCredits', message: `must be a whole number from ${min} to ${max}` },
-    ]);
-  }
-  return value;
-}
-
-function optionalKey(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxIdempotencyKeyLength) {
-    throw invalidInput([
-      { field: 'idempotencyKey', message: `must be 1 to ${maxIdempotencyKeyLength} characters` },
-    ]);
-  }
-  return value;
-}
-
-/** Fields that are about the request, not the generation: a retry may change them. */
-const unhashed = new Set(['idempotencyKey', 'maxCredits', 'webhookUrl']);
-
-/** The client's input, canonical (sorted keys, no nulls, no idempotency key or cap), hashed. */
-function hashInput(input: Readonly<Record<string, unknown>>): string {
-  const canonical = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(canonical);
-    if (typeof value === 'object' && value !== null) {
-      return Object.fromEntries(
-        Object.entries(value)
-          .filter(([key, v]) => v !== null && v !== undefined && !unhashed.has(key))
-          .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([key, v]) => [key, canonical(v)]),
-      );
-    }
-    return value;
-  };
-  return createHash('sha256')
-    .update(JSON.stringify(canonical(input)))
-    .digest('hex');
 }
 
 function notFound(what: string, id: string, field: string): AppError {
