@@ -1,3 +1,4 @@
+import type { EngineResult } from '../engines/engine.ts';
 import type { Logger } from '../shared/logger.ts';
 import { type AttemptRecord, recordAttempt } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
@@ -48,4 +49,13 @@ export function attemptRecords(
       }
     },
   };
+}
+
+/** What a run's record says of its result: a failure's detail and the provider's status. */
+export function failureOf(
+  result: EngineResult,
+): [detail: string | null, providerStatus: number | null] {
+  return result.ok
+    ? [null, null]
+    : [result.detail ?? result.message, result.providerStatus ?? null];
 }

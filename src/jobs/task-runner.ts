@@ -12,7 +12,7 @@ import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import { type ClaimedTask, claimTask, recoverExpiredLeases } from '../store/task-queue.store.ts';
-import { attemptRecords } from './attempt-records.ts';
+import { attemptRecords, failureOf } from './attempt-records.ts';
 import type { BackendHealthService } from './backend-health.ts';
 import { leaseCheckpoint } from './checkpoint.ts';
 import { type EngineInputs, runEngine } from './engine-request.ts';
@@ -267,11 +267,7 @@ export class TaskRunner {
         else await this.#o.health.answered(placement.backend);
       }
       if (backendFault && failsOver(task, placement)) {
-        await attempts.write(
-          'failed_over',
-          result.ok ? null : (result.detail ?? result.message),
-          result.ok ? null : (result.providerStatus ?? null),
-        );
+        await attempts.write('failed_over', ...failureOf(result));
         await this.#outcomes.failOver(task, placement!);
         return;
       }
@@ -279,8 +275,7 @@ export class TaskRunner {
         // Recorded with the finish, in its statement: one write fewer on the queue's path.
         const ended = attempts.of(
           result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
-          result.ok ? null : (result.detail ?? result.message),
-          result.ok ? null : (result.providerStatus ?? null),
+          ...failureOf(result),
         );
         await this.#outcomes.settle(task, content, result, ended);
       } else {
