@@ -110,28 +110,26 @@ export class TaskRunner {
     else if (event.finished) this.#running.get(event.taskId)?.('cancelled');
   }
 
+  /**
+   * One worker slot: claim, run, record, again. A run's outcome is written while the slot
+   * claims and runs its next task (at most one outcome in flight per slot): the slot does not
+   * wait for the finish's commit before its next claim. A claim that finds nothing while an
+   * outcome is in flight is made again once it is written, without sleeping: the task being
+   * finished still counts against its account's cap and its backend's slots until then.
+   */
   async #slot(): Promise<void> {
+    let recording: Promise<void> | undefined;
     while (!this.#stopping) {
-      let claimed: ClaimedTask | undefined;
-      try {
-        await this.#sweep();
-        claimed = await claimTask(
-          this.#o.db,
-          this.#owner,
-          this.#o.leaseMs,
-          this.#o.maxRunningPerAccount,
-        );
-      } catch (error) {
-        if (isDatabaseUnavailable(error)) this.#o.outages.report('task queue unavailable', error);
-        else this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
-      }
+      const claimed = await this.#claim();
       if (claimed === undefined) {
-        await this.#sleep();
+        if (recording !== undefined) {
+          await recording;
+          recording = undefined;
+        } else await this.#sleep();
         continue;
       }
-      try {
-        await this.#run(claimed);
-      } catch (error) {
+      const ran = Promise.withResolvers<void>();
+      const recorded = this.#run(claimed, ran.resolve).catch(async (error: unknown) => {
         // Finishing (or handing back) could not be written: the database went away. The task
         // keeps its lease, which expires, and it runs again; the slot lives on.
         const what = 'task outcome not recorded; it returns to the queue when its lease expires';
@@ -139,7 +137,28 @@ export class TaskRunner {
           this.#o.outages.report(what, error, { taskId: claimed.task.id });
         else this.#o.log.error({ err: error, taskId: claimed.task.id }, what);
         await this.#sleep();
-      }
+      });
+      await Promise.race([ran.promise, recorded]);
+      await recording;
+      recording = recorded;
+    }
+    await recording;
+  }
+
+  /** The next task under a lease, after the sweep; none when there is none or on a fault. */
+  async #claim(): Promise<ClaimedTask | undefined> {
+    try {
+      await this.#sweep();
+      return await claimTask(
+        this.#o.db,
+        this.#owner,
+        this.#o.leaseMs,
+        this.#o.maxRunningPerAccount,
+      );
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) this.#o.outages.report('task queue unavailable', error);
+      else this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
+      return undefined;
     }
   }
 
@@ -172,7 +191,11 @@ export class TaskRunner {
     }
   }
 
-  async #run({ task, content }: ClaimedTask): Promise<void> {
+  /**
+   * Runs a claimed task's engine and records the outcome. `engineEnded` is called when only a
+   * finish is left to write, so the slot may claim its next task meanwhile.
+   */
+  async #run({ task, content }: ClaimedTask, engineEnded: () => void): Promise<void> {
     const model = this.#o.model(content.model_id);
     const placement =
       model === undefined ? undefined : this.#placements.place(model, task.backend_id);
@@ -277,6 +300,9 @@ export class TaskRunner {
           result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
           ...failureOf(result),
         );
+        // The slot may claim its next task while this finish is written (see #slot). Every
+        // other outcome is written first: a backend's health, a hand-back.
+        engineEnded();
         await this.#outcomes.settle(task, content, result, ended);
       } else {
         await attempts.write('stopped', hold.reason);

@@ -47,3 +47,38 @@ describeEachBackend('workers wake on submission, not on a poll', (backend) => {
     }
   });
 });
+
+describeEachBackend('a slot claims again once its last finish is written', (backend) => {
+  let database: Database;
+  let t: TestApp;
+  before(async () => {
+    database = await createTestDatabase(backend);
+    // One place per account, and a poll of a minute: a slot asleep on it would not start the
+    // second task inside the test's deadline.
+    const env = {
+      MODELS: testModels,
+      TASK_POLL_MS: '60000',
+      WORKER_CONCURRENCY: '0',
+      ACCOUNT_MAX_RUNNING_TASKS: '1',
+    };
+    t = await startTestApp(database, { env });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  it('a claim that found nothing while the finish was written is made again, not slept on', async () => {
+    const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
+    const first = await submitOk(t.url, apiKey, { modelId: 'mdl_test-quick', prompt: 'a' });
+    const second = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'b' });
+    // The slot claims A, then claims again while A's finish is being written: A still holds
+    // its account's one place, so that claim finds nothing.
+    t.app.startWorkers(silentLogger, 1);
+    const a = await waitForTask(t.url, apiKey, first.taskId, undefined, 30_000);
+    assert.equal(a.finishCode, FinishCode.Ok);
+    // Its deadline is far inside the poll: only the claim made again can have started it.
+    const b = await waitForTask(t.url, apiKey, second.taskId, undefined, 30_000);
+    assert.equal(b.finishCode, FinishCode.Ok);
+  });
+});
