@@ -131,12 +131,13 @@ export class TaskRunner {
       const ran = Promise.withResolvers<void>();
       const recorded = this.#run(claimed, ran.resolve).catch(async (error: unknown) => {
         // Finishing (or handing back) could not be written: the database went away. The task
-        // keeps its lease, which expires, and it runs again; the slot lives on.
+        // keeps its lease, which expires, and it runs again; the slot lives on, after a pause
+        // (a pause, not the idle list: a wake-up meant for an idle slot must not land here).
         const what = 'task outcome not recorded; it returns to the queue when its lease expires';
         if (isDatabaseUnavailable(error))
           this.#o.outages.report(what, error, { taskId: claimed.task.id });
         else this.#o.log.error({ err: error, taskId: claimed.task.id }, what);
-        await this.#sleep();
+        if (!this.#stopping) await this.#pausing.wait(this.#o.pollMs);
       });
       await Promise.race([ran.promise, recorded]);
       await recording;
