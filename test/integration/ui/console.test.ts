@@ -271,6 +271,18 @@ describe('the web console at / in Chromium', { skip: withoutBrowser }, () => {
     await page.fill('#generate-form textarea[name=prompt]', 'a red kite');
     await page.waitForSelector('#generate-message', { state: 'hidden' });
 
+    // Another model's fields keep what was written for the last one (they are drawn anew).
+    await page.$eval('#generate-form textarea[name=prompt]', (e) => {
+      (e as HTMLElement).dataset.drawn = 'before';
+    });
+    const current = await page.inputValue('#model');
+    const models = await page.$$eval('#model option', (os) =>
+      os.map((o) => (o as HTMLOptionElement).value),
+    );
+    await page.selectOption('#model', models.find((m) => m !== current) ?? current);
+    await page.waitForSelector('#generate-form textarea[name=prompt]:not([data-drawn])');
+    assert.equal(await page.inputValue('#generate-form textarea[name=prompt]'), 'a red kite');
+
     // Speech: every voice, the browser's language (German) chosen, and a search that narrows.
     const total = await voiceCount(t, seeded.apiKey);
     assert.ok(total > 100, `${total} voices`);

@@ -79,7 +79,11 @@ export function renderGenerate(root, onFinished) {
   const showModelFields = async () => {
     const model = models.get(modelSelect.value);
     // A field the model does not take (elements, a starting image) comes back as null.
-    fields.replaceChildren(...(await kindFields(kindSelect.value, model)).filter(Boolean));
+    const next = (await kindFields(kindSelect.value, model)).filter(Boolean);
+    // Read now, not before the wait: what was typed meanwhile is kept too.
+    const typed = valuesOf(fields);
+    fields.replaceChildren(...next);
+    restoreValues(fields, typed);
     soon();
   };
   const showKind = async () => {
@@ -164,4 +168,40 @@ export function renderGenerate(root, onFinished) {
     }
   });
   return showKind();
+}
+
+/** The controls whose value carries over to the next model's fields: text, numbers, choices. */
+const carried = 'textarea[name], select[name], input[name][type=text], input[name][type=number]';
+
+/**
+ * What the person typed or chose in `root`'s fields, by name: empty fields and choices left at
+ * their default are left out, so the next model's own defaults stand.
+ */
+function valuesOf(root) {
+  const values = new Map();
+  for (const control of root.querySelectorAll(carried)) {
+    if (control.value === '') continue;
+    if (control.tagName === 'SELECT') {
+      const untouched = [...control.options].find((o) => o.defaultSelected) ?? control.options[0];
+      if (control.value === untouched?.value) continue;
+    }
+    values.set(control.name, control.value);
+  }
+  return values;
+}
+
+/**
+ * Puts `values` back into the fields of the same name: a person who changes the model (or the
+ * kind) keeps the prompt written for the last one. A choice the new field does not offer is
+ * left at its default; files are chosen again.
+ */
+function restoreValues(root, values) {
+  for (const control of root.querySelectorAll(carried)) {
+    const value = values.get(control.name);
+    if (value === undefined) continue;
+    if (control.tagName === 'SELECT' && ![...control.options].some((o) => o.value === value)) {
+      continue;
+    }
+    control.value = value;
+  }
 }
