@@ -77,47 +77,63 @@ export async function startTestApp(
     });
   };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atelier-test-'));
-  const port = options.port ?? (await freePort());
-  const config = loadConfig({
-    env: {
-      LOG_LEVEL: 'debug',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      TASK_POLL_MS: '100',
-      // Tests poll hard; rate limits have their own tests (http/rate-limits).
-      RATE_LIMIT_PER_WINDOW: '0',
-      RATE_LIMIT_AUTH_PER_WINDOW: '0',
-      ...options.env,
-    },
-    cwd: process.cwd(),
-  });
-  const app = await buildApp(config, {
-    database,
-    logStream,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
-    ...(options.webhookNetwork ? { webhookNetwork: options.webhookNetwork } : {}),
-    ...(options.webSocketLimits ? { webSocketLimits: options.webSocketLimits } : {}),
-    ...(options.signInPause ? { signInPause: options.signInPause } : {}),
-  });
-  const address = await app.http.listen({ host: '127.0.0.1', port });
-  const { metrics } = app.config;
-  const metricsUrl =
-    app.metricsHttp === null || metrics.port === null
-      ? null
-      : await app.metricsHttp.listen({ host: metrics.host, port: metrics.port });
-  return {
-    app,
-    url: address,
-    metricsUrl,
-    logs: () => lines.join(''),
-    logged,
-    close: async () => {
+  // A free port is chosen before the app is built (its public URL names it), so another process,
+  // or the other backend's suite beside this one, can take it first: then the app is closed and
+  // built again on another. An app that fails to listen is always closed: left running, its
+  // workers would keep the test process alive after its tests.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort());
+    const config = loadConfig({
+      env: {
+        LOG_LEVEL: 'debug',
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        TASK_POLL_MS: '100',
+        // Tests poll hard; rate limits have their own tests (http/rate-limits).
+        RATE_LIMIT_PER_WINDOW: '0',
+        RATE_LIMIT_AUTH_PER_WINDOW: '0',
+        ...options.env,
+      },
+      cwd: process.cwd(),
+    });
+    const app = await buildApp(config, {
+      database,
+      logStream,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.cimdFetch ? { cimdFetch: options.cimdFetch } : {}),
+      ...(options.webhookNetwork ? { webhookNetwork: options.webhookNetwork } : {}),
+      ...(options.webSocketLimits ? { webSocketLimits: options.webSocketLimits } : {}),
+      ...(options.signInPause ? { signInPause: options.signInPause } : {}),
+    });
+    let address: string;
+    let metricsUrl: string | null;
+    try {
+      address = await app.http.listen({ host: '127.0.0.1', port });
+      const { metrics } = app.config;
+      metricsUrl =
+        app.metricsHttp === null || metrics.port === null
+          ? null
+          : await app.metricsHttp.listen({ host: metrics.host, port: metrics.port });
+    } catch (error) {
       await app.close();
+      const taken = (error as { code?: unknown }).code === 'EADDRINUSE';
+      if (taken && options.port === undefined && attempt < 5) continue;
       rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+      throw error;
+    }
+    return {
+      app,
+      url: address,
+      metricsUrl,
+      logs: () => lines.join(''),
+      logged,
+      close: async () => {
+        await app.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
 }
 
 /**
