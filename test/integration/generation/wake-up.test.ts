@@ -4,7 +4,7 @@ import { FinishCode } from '../../../src/domain/finish-code.ts';
 import type { TaskRunner } from '../../../src/jobs/task-runner.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, type TestApp, withTestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { submitOk, testModels, waitForTask } from '../../helpers/generation.ts';
@@ -49,23 +49,17 @@ describeEachBackend('workers wake on submission, not on a poll', (backend) => {
 });
 
 describeEachBackend('a slot claims again once its last finish is written', (backend) => {
-  let database: Database;
   let t: TestApp;
-  before(async () => {
-    database = await createTestDatabase(backend);
-    // One place per account, and a poll of a minute: a slot asleep on it would not start the
-    // second task inside the test's deadline.
-    const env = {
-      MODELS: testModels,
-      TASK_POLL_MS: '60000',
-      WORKER_CONCURRENCY: '0',
-      ACCOUNT_MAX_RUNNING_TASKS: '1',
-    };
-    t = await startTestApp(database, { env });
-  });
-  after(async () => {
-    await t.close();
-    await database.close();
+  // One place per account, and a poll of a minute: a slot asleep on it would not start the
+  // second task inside the test's deadline.
+  const env = {
+    MODELS: testModels,
+    TASK_POLL_MS: '60000',
+    WORKER_CONCURRENCY: '0',
+    ACCOUNT_MAX_RUNNING_TASKS: '1',
+  };
+  withTestApp(backend, { env }, (started) => {
+    ({ t } = started);
   });
 
   it('a claim that found nothing while the finish was written is made again, not slept on', async () => {
