@@ -9,7 +9,7 @@ import type { AttemptRecord } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
 import type { NewMediaRow } from '../store/media.store.ts';
-import { type ClaimedTask, releaseTask } from '../store/task-queue.store.ts';
+import { type ClaimedTask, type ClaimRequest, releaseTask } from '../store/task-queue.store.ts';
 import type { Placement } from './placement.ts';
 import { storeOutputs } from './store-outputs.ts';
 
@@ -50,13 +50,19 @@ export class RunOutcomes {
    * again after its lease; the heartbeat goes on meanwhile. The files go when the finish is
    * fenced (cancelled, or taken over by another worker) or given up (this worker stopping):
    * nothing is left on disk that no media row names.
+   *
+   * A success's finish carries the slot's next claim (`nextClaim`, asked at each try; none
+   * once the runner stops) in the same statement. Then what it claimed is returned; undefined
+   * when no claim was made. An error there other than the database being away may be the
+   * claim's, so the finish is tried again at once, alone: a result is never lost to a claim.
    */
   async settle(
     task: Task,
     content: ClaimedTask['content'],
     result: EngineResult,
     attempt: AttemptRecord | undefined,
-  ): Promise<void> {
+    nextClaim?: () => ClaimRequest | undefined,
+  ): Promise<{ readonly claimed: ClaimedTask | undefined } | undefined> {
     const media = result.ok ? await this.#store(task.account_id, content.id, result.outputs) : [];
     const outcome = result.ok
       ? { code: FinishCode.Ok, message: null, media, ...(attempt ? { attempt } : {}) }
@@ -65,17 +71,38 @@ export class RunOutcomes {
           message: accountMessage(task.id, result),
           ...(attempt ? { attempt } : {}),
         };
+    let withClaim = result.ok ? nextClaim : undefined;
     for (let round = 1; ; round++) {
+      const claim = withClaim?.();
       try {
-        const finished = await this.#o.finisher.finish(
+        if (claim === undefined) {
+          const finished = await this.#o.finisher.finish(
+            task.id,
+            { kind: 'lease', token: task.lease_token },
+            outcome,
+            content.model_id,
+          );
+          if (finished === undefined) await this.#discard(media);
+          return undefined;
+        }
+        const { finished, claimed } = await this.#o.finisher.finishAndClaim(
           task.id,
-          { kind: 'lease', token: task.lease_token },
-          outcome,
+          task.lease_token,
+          { media, ...(attempt ? { attempt } : {}) },
           content.model_id,
+          claim,
         );
         if (finished === undefined) await this.#discard(media);
-        return;
+        return { claimed };
       } catch (error) {
+        if (claim !== undefined && !isDatabaseUnavailable(error)) {
+          this.#o.log.error(
+            { err: error, taskId: task.id },
+            'a finish with the next claim failed; finishing alone',
+          );
+          withClaim = undefined;
+          continue;
+        }
         if (!isDatabaseUnavailable(error) || this.#o.stopping()) {
           await this.#discard(media);
           throw error;

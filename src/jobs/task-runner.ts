@@ -11,7 +11,12 @@ import type { Logger } from '../shared/logger.ts';
 import type { MediaStorage } from '../storage/media-storage.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
-import { type ClaimedTask, claimTask, recoverExpiredLeases } from '../store/task-queue.store.ts';
+import {
+  type ClaimedTask,
+  type ClaimRequest,
+  claimTask,
+  recoverExpiredLeases,
+} from '../store/task-queue.store.ts';
 import { attemptRecords, failureOf } from './attempt-records.ts';
 import type { BackendHealthService } from './backend-health.ts';
 import { leaseCheckpoint } from './checkpoint.ts';
@@ -111,25 +116,22 @@ export class TaskRunner {
   }
 
   /**
-   * One worker slot: claim, run, record, again. A run's outcome is written while the slot
-   * claims and runs its next task (at most one outcome in flight per slot): the slot does not
-   * wait for the finish's commit before its next claim. A claim that finds nothing while an
-   * outcome is in flight is made again once it is written, without sleeping: the task being
-   * finished still counts against its account's cap and its backend's slots until then.
+   * One worker slot: claim, run, record, again. A successful run's finish carries the slot's
+   * next claim, in one statement and one commit (`RunOutcomes.settle`): under load a slot's
+   * cycle is one round trip, and that claim sees the task finished (its account's place and its
+   * backend's slot free). Any other outcome is written first, then the slot claims.
    */
   async #slot(): Promise<void> {
-    let recording: Promise<void> | undefined;
+    // What the last finish claimed with it, when it made a claim (its task, or none queued).
+    let next: { readonly claimed: ClaimedTask | undefined } | undefined;
     while (!this.#stopping) {
-      const claimed = await this.#claim();
+      const claimed = next === undefined ? await this.#claim() : next.claimed;
+      next = undefined;
       if (claimed === undefined) {
-        if (recording !== undefined) {
-          await recording;
-          recording = undefined;
-        } else await this.#sleep();
+        await this.#sleep();
         continue;
       }
-      const ran = Promise.withResolvers<void>();
-      const recorded = this.#run(claimed, ran.resolve).catch(async (error: unknown) => {
+      next = await this.#run(claimed).catch(async (error: unknown) => {
         // Finishing (or handing back) could not be written: the database went away. The task
         // keeps its lease, which expires, and it runs again; the slot lives on, after a pause
         // (a pause, not the idle list: a wake-up meant for an idle slot must not land here).
@@ -138,12 +140,17 @@ export class TaskRunner {
           this.#o.outages.report(what, error, { taskId: claimed.task.id });
         else this.#o.log.error({ err: error, taskId: claimed.task.id }, what);
         if (!this.#stopping) await this.#pausing.wait(this.#o.pollMs);
+        return undefined;
       });
-      await Promise.race([ran.promise, recorded]);
-      await recording;
-      recording = recorded;
     }
-    await recording;
+    // Claimed with a finish as the runner began to stop: back to the queue, not run here (if
+    // that cannot be written, its lease expires and any runner's sweep requeues it).
+    const unrun = next?.claimed?.task;
+    if (unrun !== undefined) {
+      await this.#outcomes.giveBack(unrun).catch((error: unknown) => {
+        this.#o.log.warn({ err: error, taskId: unrun.id }, 'task not handed back at stop');
+      });
+    }
   }
 
   /** The next task under a lease, after the sweep; none when there is none or on a fault. */
@@ -157,10 +164,25 @@ export class TaskRunner {
         this.#o.maxRunningPerAccount,
       );
     } catch (error) {
-      if (isDatabaseUnavailable(error)) this.#o.outages.report('task queue unavailable', error);
-      else this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
+      this.#unavailable(error);
       return undefined;
     }
+  }
+
+  /** The queue could not be read: the database is away (reported once an outage), or worse. */
+  #unavailable(error: unknown): void {
+    if (isDatabaseUnavailable(error)) this.#o.outages.report('task queue unavailable', error);
+    else this.#o.log.error({ err: error }, 'task queue unavailable; retrying');
+  }
+
+  /** What a finish claims for its slot: none once the runner stops. */
+  #nextClaim(): ClaimRequest | undefined {
+    if (this.#stopping) return undefined;
+    return {
+      owner: this.#owner,
+      leaseMs: this.#o.leaseMs,
+      maxRunningPerAccount: this.#o.maxRunningPerAccount ?? 0,
+    };
   }
 
   /** Slots waiting for work now, asleep until a `queued` event or the next poll. */
@@ -193,10 +215,13 @@ export class TaskRunner {
   }
 
   /**
-   * Runs a claimed task's engine and records the outcome. `engineEnded` is called when only a
-   * finish is left to write, so the slot may claim its next task meanwhile.
+   * Runs a claimed task's engine and records the outcome; returns what its finish claimed for
+   * the slot, when it made a claim (see #slot).
    */
-  async #run({ task, content }: ClaimedTask, engineEnded: () => void): Promise<void> {
+  async #run({
+    task,
+    content,
+  }: ClaimedTask): Promise<{ claimed: ClaimedTask | undefined } | undefined> {
     const model = this.#o.model(content.model_id);
     const placement =
       model === undefined ? undefined : this.#placements.place(model, task.backend_id);
@@ -275,7 +300,7 @@ export class TaskRunner {
           if (placement !== undefined) await this.#o.health.failed(placement.backend, reason);
           await this.#outcomes.failed(task, content.model_id, placement, error);
         }
-        return;
+        return undefined;
       }
       // The engine's work is done: from here, a fault is the recording's, never the engine's.
       await progress.settled();
@@ -293,7 +318,7 @@ export class TaskRunner {
       if (backendFault && failsOver(task, placement)) {
         await attempts.write('failed_over', ...failureOf(result));
         await this.#outcomes.failOver(task, placement!);
-        return;
+        return undefined;
       }
       if (hold.reason === undefined || hold.reason === 'timeout') {
         // Recorded with the finish, in its statement: one write fewer on the queue's path.
@@ -301,13 +326,14 @@ export class TaskRunner {
           result.ok ? 'ok' : hold.reason === 'timeout' ? 'stopped' : 'failed',
           ...failureOf(result),
         );
-        // The slot may claim its next task while this finish is written (see #slot). Every
-        // other outcome is written first: a backend's health, a hand-back.
-        engineEnded();
-        await this.#outcomes.settle(task, content, result, ended);
+        // A success's finish claims the slot's next task with it (see #slot); the sweep of
+        // expired leases, which every claim comes after, comes first.
+        if (result.ok) await this.#sweep().catch((error: unknown) => this.#unavailable(error));
+        return await this.#outcomes.settle(task, content, result, ended, () => this.#nextClaim());
       } else {
         await attempts.write('stopped', hold.reason);
         if (hold.reason === 'shutdown') await this.#outcomes.giveBack(task);
+        return undefined;
       }
     } finally {
       hold.release();

@@ -6,9 +6,13 @@ import { findContent } from '../store/content.store.ts';
 import { refundsOfContent } from '../store/credit.store.ts';
 import type { Db } from '../store/database.ts';
 import {
+  type ClaimedTask,
+  type ClaimRequest,
   type FinishGuard,
   type FinishOutcome,
+  finishOkThenClaim,
   finishTask,
+  type OkOutcome,
   type TaskRow,
 } from '../store/task-queue.store.ts';
 
@@ -42,13 +46,32 @@ export class TaskFinisher {
     modelId?: string,
   ): Promise<TaskRow | undefined> {
     const task = await finishTask(this.#deps.db, taskId, guard, outcome);
-    if (task === undefined) return undefined;
+    if (task !== undefined) await this.#finished(task, modelId);
+    return task;
+  }
+
+  /**
+   * A successful run's finish under its lease and the worker's next claim, in one statement
+   * (`finishOkThenClaim`); the finish is recorded and announced as by {@link finish}.
+   */
+  async finishAndClaim(
+    taskId: string,
+    token: string,
+    outcome: OkOutcome,
+    modelId: string,
+    claim: ClaimRequest,
+  ): Promise<{ finished: TaskRow | undefined; claimed: ClaimedTask | undefined }> {
+    const done = await finishOkThenClaim(this.#deps.db, taskId, token, outcome, claim);
+    if (done.finished !== undefined) await this.#finished(done.finished, modelId);
+    return done;
+  }
+
+  async #finished(task: TaskRow, modelId: string | undefined): Promise<void> {
     await this.#observe(task, modelId);
     // Not waited for: on PostgreSQL a NOTIFY is a round trip and a commit that waits for its
     // flush to disk, which a worker would otherwise wait out before its next claim. Events
     // leave in the order published, so this one still follows the task's earlier ones.
     void this.#announce(task);
-    return task;
   }
 
   async #announce(task: TaskRow): Promise<void> {

@@ -21,6 +21,7 @@ import * as operating from './migrations/0017-operating.ts';
 import * as usageReport from './migrations/0018-usage-report.ts';
 import * as traceContext from './migrations/0019-trace-context.ts';
 import * as contentDeletion from './migrations/0020-content-deletion.ts';
+import * as finishThenClaim from './migrations/0021-finish-then-claim.ts';
 
 /** Every migration, in order. One set for PGlite and PostgreSQL alike. */
 const migrations: Readonly<Record<string, Migration>> = {
@@ -44,6 +45,7 @@ const migrations: Readonly<Record<string, Migration>> = {
   '0018-usage-report': usageReport,
   '0019-trace-context': traceContext,
   '0020-content-deletion': contentDeletion,
+  '0021-finish-then-claim': finishThenClaim,
 };
 
 function migratorFor(db: Kysely<any>): Migrator {

@@ -58,21 +58,75 @@ export async function claimTask(
 ): Promise<ClaimedTask | undefined> {
   const token = randomBase62(16);
   // One round trip: claim the row and read its content in the same statement.
-  const claim = sql<TaskRow & { content: ContentRow }>`
+  const claim = sql<ClaimedRow>`
     SELECT (c.task).*, row_to_json(c.content) AS content
     FROM atelier_claim_pooled(${token}, ${owner}, ${leaseMs}, ${maxRunningPerAccount}) c`;
   const [row] = await executeNamed(db, claim.compile(db));
-  if (row === undefined) return undefined;
-  const { content, ...task } = row;
+  return row === undefined ? undefined : claimedFrom(row, token);
+}
+
+/** A claim's row: the task's columns, and its content as JSON. */
+type ClaimedRow = TaskRow & { content: ContentRow };
+
+function claimedFrom({ content, ...task }: ClaimedRow, token: string): ClaimedTask {
   // row_to_json carries timestamps as text; the content's input is already JSON.
+  const date = (value: Date | null) => (value === null ? null : new Date(value));
   return {
     task: { ...task, lease_token: token },
     content: {
       ...content,
-      created_at: new Date(content.created_at as unknown as string),
-      spent_at: content.spent_at === null ? null : new Date(content.spent_at as unknown as string),
+      created_at: new Date(content.created_at),
+      spent_at: date(content.spent_at),
+      deleted_at: date(content.deleted_at),
     },
   };
+}
+
+/** What a claim made with a finish asks for (the arguments of {@link claimTask}). */
+export interface ClaimRequest {
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** 0 for no limit. */
+  readonly maxRunningPerAccount: number;
+}
+
+/** A successful run's outcome: what {@link finishOkThenClaim} records. */
+export interface OkOutcome {
+  readonly media: readonly NewMediaRow[];
+  readonly attempt?: AttemptRecord;
+}
+
+/**
+ * Finishes a successful run under its lease and then claims the next task, in one statement
+ * and one commit (`atelier_finish_ok_then_claim`, migration 0021): a worker slot's cycle in one
+ * round trip. The claim runs after the finish, so it sees the task finished (its account's
+ * place and its backend's slot free). `finished` is undefined when the lease was no longer
+ * the caller's; `claimed` when the queue had nothing for this worker.
+ */
+export async function finishOkThenClaim(
+  db: Db,
+  id: string,
+  token: string,
+  outcome: OkOutcome,
+  claim: ClaimRequest,
+): Promise<{ finished: TaskRow | undefined; claimed: ClaimedTask | undefined }> {
+  const claimToken = randomBase62(16);
+  const statement = sql<ClaimedRow & { claimed: boolean }>`
+    SELECT r.claimed, (r.task).*, r.content
+    FROM atelier_finish_ok_then_claim(${id}, ${token}, ${FinishCode.Ok}, ${mediaJson(outcome)},
+      ${attemptsJson(outcome)}, ${claimToken}, ${claim.owner}, ${claim.leaseMs},
+      ${claim.maxRunningPerAccount}) r`;
+  const rows = await executeNamed(db, statement.compile(db));
+  const finished = rows.find((row) => !row.claimed);
+  const next = rows.find((row) => row.claimed);
+  return {
+    finished: finished === undefined ? undefined : withoutRole(finished),
+    claimed: next === undefined ? undefined : claimedFrom(withoutRole(next), claimToken),
+  };
+}
+
+function withoutRole<T extends { claimed: boolean }>({ claimed: _, ...row }: T) {
+  return row;
 }
 
 /** How many tasks of an account are running now. */
@@ -190,8 +244,9 @@ export interface FinishOutcome {
  * refund. Returns the finished row, or undefined when the guard refused. Callers go through
  * `TaskFinisher` (services/), which records metrics and announces after the commit.
  *
- * A success refunds nothing, so its update and media insert are one statement (one round trip
- * on the queue's hottest path); a failure's refund reads the ledger, in a transaction.
+ * A run's success under its lease refunds nothing, so it is one statement (`atelier_finish_ok`,
+ * migration 0021; {@link finishOkThenClaim} is the same finish with the slot's next claim);
+ * any other finish is a transaction, and a failure's refund reads the ledger in it.
  */
 export async function finishTask(
   db: Db,
@@ -201,49 +256,12 @@ export async function finishTask(
 ): Promise<TaskRow | undefined> {
   const media = outcome.media ?? [];
   const { attempt } = outcome;
-  // A success's statement is the same SQL every time: it runs prepared (executeNamed).
-  if (outcome.code === FinishCode.Ok && media.length > 0) {
-    const statement = db
-      .with('finished', (w) => finishUpdate(w, id, guard, outcome).returningAll())
-      // The run on a pool's backend, if any (an empty list for a model without one).
-      .with('ran', (w) =>
-        w
-          .insertInto('task_attempts')
-          .columns(attemptInsertColumns)
-          .expression((eb) =>
-            eb
-              .selectFrom(
-                sql<AttemptColumns>`jsonb_populate_recordset(NULL::task_attempts, ${JSON.stringify(attempt === undefined ? [] : [attemptColumns(attempt)])}::jsonb)`.as(
-                  'a',
-                ),
-              )
-              .select(attemptInsertColumns)
-              .where(eb.exists(eb.selectFrom('finished').select('finished.id'))),
-          )
-          .onConflict((oc) => oc.columns(['task_id', 'attempt']).doNothing()),
-      )
-      .with('added', (w) =>
-        w
-          .insertInto('media')
-          .columns(mediaInsertColumns)
-          .expression((eb) =>
-            eb
-              .selectFrom(
-                sql<NewMediaColumns>`jsonb_populate_recordset(NULL::media, ${JSON.stringify(media.map(mediaColumns))}::jsonb)`.as(
-                  'm',
-                ),
-              )
-              .select(mediaInsertColumns)
-              .where(eb.exists(eb.selectFrom('finished').select('finished.id'))),
-          ),
-      )
-      .selectFrom('finished')
-      .selectAll();
-    return (await executeNamed(db, statement.compile()))[0];
-  }
-  if (outcome.code === FinishCode.Ok && attempt === undefined) {
-    const statement = finishUpdate(db, id, guard, outcome).returningAll();
-    return (await executeNamed(db, statement.compile()))[0];
+  if (outcome.code === FinishCode.Ok && guard.kind === 'lease') {
+    // A run's success (the queue's hottest write): one statement, the same SQL every time.
+    const statement = sql<TaskRow>`
+      SELECT * FROM atelier_finish_ok(${id}, ${guard.token}, ${FinishCode.Ok},
+        ${mediaJson(outcome)}, ${attemptsJson(outcome)})`;
+    return (await executeNamed(db, statement.compile(db)))[0];
   }
   return db.transaction().execute(async (trx) => {
     const task = await finishUpdate(trx, id, guard, outcome).returningAll().executeTakeFirst();
@@ -255,44 +273,26 @@ export async function finishTask(
   });
 }
 
-type NewMediaColumns = ReturnType<typeof mediaColumns>;
-const attemptInsertColumns = [
-  'task_id',
-  'attempt',
-  'backend_id',
-  'started_at',
-  'outcome',
-  'detail',
-  'provider_status',
-] as const;
-type AttemptColumns = ReturnType<typeof attemptColumns>;
-
-/** A run's record as `task_attempts` columns (its end is the finish's `now()`). */
-function attemptColumns(a: AttemptRecord) {
-  return {
-    task_id: a.taskId,
-    attempt: a.attempt,
-    backend_id: a.backendId,
-    started_at: a.startedAt.toISOString(),
-    outcome: a.outcome,
-    detail: a.detail,
-    provider_status: a.providerStatus,
-  };
+/** A finish's media rows, for the finish functions (migration 0021). */
+function mediaJson(outcome: { readonly media?: readonly NewMediaRow[] }): string {
+  return JSON.stringify((outcome.media ?? []).map(mediaColumns));
 }
-const mediaInsertColumns = [
-  'id',
-  'account_id',
-  'content_id',
-  'position',
-  'kind',
-  'mime_type',
-  'bytes',
-  'width',
-  'height',
-  'duration_ms',
-  'storage_key',
-  'filename',
-] as const satisfies readonly (keyof NewMediaColumns)[];
+
+/** A finish's run record as `task_attempts` rows: none for a model without backends. */
+function attemptsJson({ attempt: a }: { readonly attempt?: AttemptRecord }): string {
+  if (a === undefined) return '[]';
+  return JSON.stringify([
+    {
+      task_id: a.taskId,
+      attempt: a.attempt,
+      backend_id: a.backendId,
+      started_at: a.startedAt.toISOString(),
+      outcome: a.outcome,
+      detail: a.detail,
+      provider_status: a.providerStatus,
+    },
+  ]);
+}
 
 /** The guarded status change to finished, for `finishTask`. */
 function finishUpdate(

@@ -39,6 +39,7 @@ const allMigrations = [
   '0018-usage-report',
   '0019-trace-context',
   '0020-content-deletion',
+  '0021-finish-then-claim',
 ];
 
 describe('bin/atelier on the embedded database', () => {

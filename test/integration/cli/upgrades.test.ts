@@ -92,10 +92,11 @@ describe('upgrades', () => {
     assert.deepEqual(await pendingMigrations(database.db), []);
     assert.deepEqual(await migrateToLatest(database.db), [], 'up to date: nothing applied');
 
-    // As the database of the release before 0020 was: without its column, and its record.
-    const newest = '0020-content-deletion';
+    // As the database of the release before 0021 was: without its functions, and its record.
+    const newest = '0021-finish-then-claim';
     assert.equal(migrationFiles.at(-1), newest, 'a newer migration: undo it here instead');
-    await sql`ALTER TABLE contents DROP COLUMN deleted_at`.execute(database.db);
+    await sql`DROP FUNCTION atelier_finish_ok_then_claim`.execute(database.db);
+    await sql`DROP FUNCTION atelier_finish_ok`.execute(database.db);
     await sql`DELETE FROM kysely_migration WHERE name = ${newest}`.execute(database.db);
     assert.deepEqual(await pendingMigrations(database.db), [newest]);
     assert.deepEqual(await migrateToLatest(database.db), [newest]);

@@ -48,7 +48,7 @@ describeEachBackend('workers wake on submission, not on a poll', (backend) => {
   });
 });
 
-describeEachBackend('a slot claims again once its last finish is written', (backend) => {
+describeEachBackend('a finish frees its account’s place for the claim made with it', (backend) => {
   let t: TestApp;
   // One place per account, and a poll of a minute: a slot asleep on it would not start the
   // second task inside the test's deadline.
@@ -62,16 +62,16 @@ describeEachBackend('a slot claims again once its last finish is written', (back
     ({ t } = started);
   });
 
-  it('a claim that found nothing while the finish was written is made again, not slept on', async () => {
+  it('the account’s next task starts without waiting for a poll', async () => {
     const { apiKey } = await seedAccount(t.app, { credits: { standard: 100 } });
     const first = await submitOk(t.url, apiKey, { modelId: 'mdl_test-quick', prompt: 'a' });
     const second = await submitOk(t.url, apiKey, { modelId: 'mdl_test-fast', prompt: 'b' });
-    // The slot claims A, then claims again while A's finish is being written: A still holds
-    // its account's one place, so that claim finds nothing.
+    // The slot claims A; A's finish carries the slot's next claim, which must see A finished:
+    // while A held its account's one place, a claim would find nothing and the slot sleep.
     t.app.startWorkers(silentLogger, 1);
     const a = await waitForTask(t.url, apiKey, first.taskId, undefined, 30_000);
     assert.equal(a.finishCode, FinishCode.Ok);
-    // Its deadline is far inside the poll: only the claim made again can have started it.
+    // Its deadline is far inside the poll: only a claim made after A's finish can start it.
     const b = await waitForTask(t.url, apiKey, second.taskId, undefined, 30_000);
     assert.equal(b.finishCode, FinishCode.Ok);
   });

@@ -1,10 +1,27 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, it } from 'node:test';
+import { FinishCode } from '../../../src/domain/finish-code.ts';
+import { LocalTaskEvents } from '../../../src/events/task-events.ts';
+import { RunOutcomes } from '../../../src/jobs/run-outcomes.ts';
+import { OutageLog } from '../../../src/observability/outage-log.ts';
+import { TaskFinisher } from '../../../src/services/task-finisher.ts';
 import { newId } from '../../../src/shared/ids.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import { LocalMediaStorage } from '../../../src/storage/media-storage.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
 import { type Database, openDatabase } from '../../../src/store/database.ts';
+import type { NewMediaRow } from '../../../src/store/media.store.ts';
 import { insertSubmission } from '../../../src/store/submission.store.ts';
-import { claimTask, runningOf } from '../../../src/store/task-queue.store.ts';
+import {
+  claimTask,
+  findTask,
+  finishOkThenClaim,
+  runningOf,
+  type TaskRow,
+} from '../../../src/store/task-queue.store.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 
@@ -73,5 +90,156 @@ describeEachBackend('claiming queued tasks', (backend) => {
     // Nothing more while the cap is full, for either claimer.
     assert.equal(await claimTask(other.db, 'claimer-1', 60_000, 2), undefined);
     assert.equal(await claimTask(database.db, 'claimer-0', 60_000, 2), undefined);
+  });
+});
+
+describeEachBackend('a success finished with the next claim, in one statement', (backend) => {
+  let database: Database;
+  let storageRoot: string;
+  const claim = { owner: 'worker-0', leaseMs: 60_000, maxRunningPerAccount: 1 };
+  before(async () => {
+    database = await createTestDatabase(backend);
+    storageRoot = mkdtempSync(path.join(tmpdir(), 'atelier-finish-claim-'));
+  });
+  after(async () => {
+    await database.close();
+    rmSync(storageRoot, { recursive: true, force: true });
+  });
+
+  /** A media row for the finish of `task`, as a worker's stored output makes it. */
+  function mediaOf(task: TaskRow): NewMediaRow {
+    return {
+      id: newId('med'),
+      accountId: task.account_id,
+      contentId: task.content_id,
+      position: 0,
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: 68,
+      width: 1,
+      height: 1,
+      durationMs: null,
+      storageKey: `${task.content_id}/0.png`,
+      filename: 'image.png',
+    };
+  }
+
+  async function mediaRows(contentId: string) {
+    return database.db
+      .selectFrom('media')
+      .select('id')
+      .where('content_id', '=', contentId)
+      .execute();
+  }
+
+  it('finishes the task, records its media and run, then claims the place it freed', async () => {
+    const accountId = await queueTasks(database, 2);
+    const first = await claimTask(database.db, 'worker-0', 60_000, 1);
+    assert.ok(first);
+    assert.equal(await claimTask(database.db, 'worker-1', 60_000, 1), undefined, 'one place each');
+
+    const startedAt = new Date();
+    const { finished, claimed } = await finishOkThenClaim(
+      database.db,
+      first.task.id,
+      first.task.lease_token,
+      {
+        media: [mediaOf(first.task)],
+        attempt: {
+          taskId: first.task.id,
+          attempt: 1,
+          backendId: 'bke_test',
+          startedAt,
+          outcome: 'ok',
+          detail: null,
+          providerStatus: null,
+        },
+      },
+      claim,
+    );
+    assert.equal(finished?.id, first.task.id);
+    assert.equal(finished?.status, 'finished');
+    assert.equal(finished?.finish_code, FinishCode.Ok);
+    assert.ok(finished?.finished_at instanceof Date);
+    assert.equal((await mediaRows(first.content.id)).length, 1);
+    const runs = await database.db
+      .selectFrom('task_attempts')
+      .selectAll()
+      .where('task_id', '=', first.task.id)
+      .execute();
+    assert.deepEqual(
+      runs.map((r) => [r.backend_id, r.outcome, r.started_at.getTime()]),
+      [['bke_test', 'ok', startedAt.getTime()]],
+    );
+    // The account's one place was the finished task's: the claim in the same statement saw it
+    // free and took the account's second task.
+    assert.ok(claimed);
+    assert.notEqual(claimed.task.id, first.task.id);
+    assert.equal(claimed.task.account_id, accountId);
+    assert.equal(claimed.task.status, 'running');
+    assert.equal(claimed.content.id, claimed.task.content_id);
+    assert.ok(claimed.content.created_at instanceof Date);
+    assert.equal(await runningOf(database.db, accountId), 1);
+
+    // The queue is empty now: the next finish finishes and claims nothing.
+    const last = await finishOkThenClaim(
+      database.db,
+      claimed.task.id,
+      claimed.task.lease_token,
+      { media: [mediaOf(claimed.task)] },
+      claim,
+    );
+    assert.equal(last.finished?.id, claimed.task.id);
+    assert.equal(last.claimed, undefined);
+    assert.equal(await runningOf(database.db, accountId), 0);
+  });
+
+  it('a finish whose lease is not the caller’s writes nothing, and its claim sees the task running', async () => {
+    const accountId = await queueTasks(database, 2);
+    const first = await claimTask(database.db, 'worker-0', 60_000, 1);
+    assert.ok(first);
+    const { finished, claimed } = await finishOkThenClaim(
+      database.db,
+      first.task.id,
+      'not-the-lease',
+      { media: [mediaOf(first.task)] },
+      claim,
+    );
+    assert.equal(finished, undefined);
+    assert.equal(claimed, undefined, 'the account’s one place is still taken');
+    assert.equal(await runningOf(database.db, accountId), 1);
+    assert.deepEqual(await mediaRows(first.content.id), []);
+  });
+
+  it('a claim that fails takes the finish down with it, and the finish is then written alone', async () => {
+    const accountId = await queueTasks(database, 2);
+    const first = await claimTask(database.db, 'worker-0', 60_000, 1);
+    assert.ok(first);
+    const errors: string[] = [];
+    const outcomes = new RunOutcomes({
+      db: database.db,
+      storage: new LocalMediaStorage(storageRoot),
+      finisher: new TaskFinisher({ db: database.db, events: new LocalTaskEvents() }),
+      outages: new OutageLog(silentLogger),
+      log: { ...silentLogger, error: (_details, message) => errors.push(message) },
+      announce: async () => {},
+      pause: async () => {},
+      stopping: () => false,
+    });
+    // PostgreSQL refuses a text value with a NUL byte in it: the statement fails as a whole.
+    const broken = { ...claim, owner: 'worker\u0000' };
+    const next = await outcomes.settle(
+      first.task,
+      first.content,
+      { ok: true, outputs: [] },
+      undefined,
+      () => broken,
+    );
+    assert.equal(next, undefined, 'no claim was made');
+    assert.deepEqual(errors, ['a finish with the next claim failed; finishing alone']);
+    const task = await findTask(database.db, accountId, first.task.id);
+    assert.equal(task?.status, 'finished');
+    assert.equal(task?.finish_code, FinishCode.Ok);
+    assert.equal(await runningOf(database.db, accountId), 0, 'and nothing was claimed');
   });
 });
