@@ -5,10 +5,11 @@ import { type Kysely, sql } from 'kysely';
  *
  * - `atelier_finish_ok`: a successful run's finish, fenced by its lease: the task finished with
  *   `ok_code` (`FinishCode.Ok`, passed in: finish codes are named in one table, in
- *   src/domain/finish-code.ts), and, only if that won, the run's record on its backend (`task_attempts`, none for a
- *   model without recorded backends) and the media rows of its stored files. Returns the
- *   finished task, or nothing when the lease was no longer the caller's (taken over, or the
- *   task cancelled). The one implementation of that finish (store/task-queue.store.ts).
+ *   src/domain/finish-code.ts), and, only if that won, the run's record on its backend
+ *   (`task_attempts`, none for a model without recorded backends; its start is the task's
+ *   claim) and the media rows of its stored files. Returns the finished task, or nothing when
+ *   the lease was no longer the caller's (taken over, or the task cancelled). The one
+ *   implementation of that finish (store/task-queue.store.ts).
  * - `atelier_finish_ok_then_claim`: that finish, then `atelier_claim_pooled` (0016), in that
  *   order in one transaction, so the claim sees the task finished: its account's place and its
  *   backend's slot are free for the claim to take. Returns a row `(claimed = false, the
@@ -36,10 +37,12 @@ export async function up(db: Kysely<any>): Promise<void> {
       IF NOT FOUND THEN
         RETURN;
       END IF;
+      -- The run began at its claim, as the database wrote it: a JavaScript date would cut it
+      -- to the millisecond, before the end of the run before it on the same slot.
       INSERT INTO task_attempts (task_id, attempt, backend_id, started_at, outcome, detail,
         provider_status)
-      SELECT r.task_id, r.attempt, r.backend_id, r.started_at, r.outcome, r.detail,
-        r.provider_status
+      SELECT r.task_id, r.attempt, r.backend_id, coalesce(done.claimed_at, r.started_at),
+        r.outcome, r.detail, r.provider_status
       FROM jsonb_populate_recordset(NULL::task_attempts, run_records) r
       ON CONFLICT (task_id, attempt) DO NOTHING;
       INSERT INTO media (id, account_id, content_id, position, kind, mime_type, bytes, width,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
+import { sql } from 'kysely';
 import { FinishCode } from '../../../src/domain/finish-code.ts';
 import { LocalTaskEvents } from '../../../src/events/task-events.ts';
 import { RunOutcomes } from '../../../src/jobs/run-outcomes.ts';
@@ -138,7 +139,6 @@ describeEachBackend('a success finished with the next claim, in one statement', 
     assert.ok(first);
     assert.equal(await claimTask(database.db, 'worker-1', 60_000, 1), undefined, 'one place each');
 
-    const startedAt = new Date();
     const { finished, claimed } = await finishOkThenClaim(
       database.db,
       first.task.id,
@@ -149,7 +149,7 @@ describeEachBackend('a success finished with the next claim, in one statement', 
           taskId: first.task.id,
           attempt: 1,
           backendId: 'bke_test',
-          startedAt,
+          startedAt: first.task.claimed_at!,
           outcome: 'ok',
           detail: null,
           providerStatus: null,
@@ -162,15 +162,13 @@ describeEachBackend('a success finished with the next claim, in one statement', 
     assert.equal(finished?.finish_code, FinishCode.Ok);
     assert.ok(finished?.finished_at instanceof Date);
     assert.equal((await mediaRows(first.content.id)).length, 1);
-    const runs = await database.db
-      .selectFrom('task_attempts')
-      .selectAll()
-      .where('task_id', '=', first.task.id)
-      .execute();
-    assert.deepEqual(
-      runs.map((r) => [r.backend_id, r.outcome, r.started_at.getTime()]),
-      [['bke_test', 'ok', startedAt.getTime()]],
-    );
+    // The run's record starts at its claim to the microsecond (a JavaScript date has only
+    // milliseconds): a run claimed in the same statement must not seem to overlap it.
+    const { rows: runs } = await sql<{ backend_id: string; outcome: string; exact: boolean }>`
+      SELECT a.backend_id, a.outcome, a.started_at = t.claimed_at AS exact
+      FROM task_attempts a JOIN tasks t ON t.id = a.task_id
+      WHERE a.task_id = ${first.task.id}`.execute(database.db);
+    assert.deepEqual(runs, [{ backend_id: 'bke_test', outcome: 'ok', exact: true }]);
     // The account's one place was the finished task's: the claim in the same statement saw it
     // free and took the account's second task.
     assert.ok(claimed);
