@@ -8,7 +8,7 @@ import type { MediaStorage } from '../storage/media-storage.ts';
 import type { AttemptRecord } from '../store/backend.store.ts';
 import type { Db } from '../store/database.ts';
 import { isDatabaseUnavailable } from '../store/database-errors.ts';
-import type { NewMediaRow } from '../store/media.store.ts';
+import { anyMediaRecorded, type NewMediaRow } from '../store/media.store.ts';
 import { type ClaimedTask, type ClaimRequest, releaseTask } from '../store/task-queue.store.ts';
 import type { Placement } from './placement.ts';
 import { storeOutputs } from './store-outputs.ts';
@@ -82,7 +82,7 @@ export class RunOutcomes {
             outcome,
             content.model_id,
           );
-          if (finished === undefined) await this.#discard(media);
+          if (finished === undefined) await this.#discardUnrecorded(media);
           return undefined;
         }
         const { finished, claimed } = await this.#o.finisher.finishAndClaim(
@@ -92,7 +92,7 @@ export class RunOutcomes {
           content.model_id,
           claim,
         );
-        if (finished === undefined) await this.#discard(media);
+        if (finished === undefined) await this.#discardUnrecorded(media);
         return { claimed };
       } catch (error) {
         if (claim !== undefined && !isDatabaseUnavailable(error)) {
@@ -179,6 +179,21 @@ export class RunOutcomes {
       await this.#discard(written);
       throw error;
     }
+  }
+
+  /**
+   * Removes the files of a finish that was refused, unless a try before it committed after
+   * all: when the connection broke after the commit and before its answer, the try after it
+   * is refused by the finish it cannot know it made, and those files are the result. When
+   * that cannot be read, the files stay (an orphan file costs disk; a removed one, a result).
+   */
+  async #discardUnrecorded(media: readonly NewMediaRow[]): Promise<void> {
+    if (media.length === 0) return;
+    const recorded = await anyMediaRecorded(
+      this.#o.db,
+      media.map((m) => m.id),
+    ).catch(() => true);
+    if (!recorded) await this.#discard(media);
   }
 
   /** Removes stored files no finish will name; a failure to is logged, not thrown. */

@@ -24,6 +24,13 @@ export async function insertMedia(q: Queryable, rows: readonly NewMediaRow[]): P
   await q.insertInto('media').values(rows.map(mediaColumns)).execute();
 }
 
+/** Whether any of these media rows exists (a finish that recorded them committed). */
+export async function anyMediaRecorded(q: Queryable, ids: readonly string[]): Promise<boolean> {
+  if (ids.length === 0) return false;
+  const row = await q.selectFrom('media').select('id').where('id', 'in', ids).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** A new media row in the table's column names, as inserted. */
 export function mediaColumns(m: NewMediaRow) {
   return {

@@ -209,6 +209,44 @@ describeEachBackend('a success finished with the next claim, in one statement', 
     assert.deepEqual(await mediaRows(first.content.id), []);
   });
 
+  it('a finish whose answer was lost after it committed keeps its files', async () => {
+    await queueTasks(database, 1);
+    const first = await claimTask(database.db, 'worker-0', 60_000, 0);
+    assert.ok(first);
+    // The connection breaks after the finish committed, before its answer came back: the try
+    // after it is refused (the task is finished), and must not take the result's files.
+    class AnswerLost extends TaskFinisher {
+      lost = false;
+      override async finish(...args: Parameters<TaskFinisher['finish']>) {
+        const finished = await super.finish(...args);
+        if (this.lost) return finished;
+        this.lost = true;
+        throw new Error('Connection terminated unexpectedly');
+      }
+    }
+    const storage = new LocalMediaStorage(storageRoot);
+    const outcomes = new RunOutcomes({
+      db: database.db,
+      storage,
+      finisher: new AnswerLost({ db: database.db, events: new LocalTaskEvents() }),
+      outages: new OutageLog(silentLogger),
+      log: silentLogger,
+      announce: async () => {},
+      pause: async () => {},
+      stopping: () => false,
+    });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const output = { kind: 'image', mimeType: 'image/png', extension: 'png', bytes: png } as const;
+    await outcomes.settle(first.task, first.content, { ok: true, outputs: [output] }, undefined);
+    const rows = await database.db
+      .selectFrom('media')
+      .select('storage_key')
+      .where('content_id', '=', first.content.id)
+      .execute();
+    assert.equal(rows.length, 1, 'the first try’s media row');
+    assert.deepEqual(await storage.get(rows[0]!.storage_key), png, 'and its file, still there');
+  });
+
   it('a claim that fails takes the finish down with it, and the finish is then written alone', async () => {
     const accountId = await queueTasks(database, 2);
     const first = await claimTask(database.db, 'worker-0', 60_000, 1);
