@@ -24,14 +24,15 @@ import {
 import { seedAccount } from '../../helpers/seed.ts';
 
 /** ffmpeg processes started by this process (the app under test runs in it). */
-async function ffmpegChildren(): Promise<string[]> {
+/** The ffmpeg processes this test process runs that encode frames of `size` ("1920x1080"). */
+async function ffmpegChildren(size: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)('ps', [
     '-o',
-    'pid=,ppid=,comm=',
+    'pid=,ppid=,args=',
     '--ppid',
     String(process.pid),
   ]);
-  return stdout.split('\n').filter((line) => /ffmpeg/.test(line));
+  return stdout.split('\n').filter((line) => /ffmpeg/.test(line) && line.includes(` -s ${size} `));
 }
 
 type Kind = 'Image' | 'Video' | 'Speech' | 'AvatarVideo';
@@ -341,18 +342,23 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
 
   it('cancelling a running video kills its ffmpeg at once, refunds, and stores nothing', async () => {
     const { apiKey, account } = await seedAccount(t.app, { credits: { standard: 100 } });
+    // The file's two backend suites run side by side in this process, and both cancel a video
+    // here: each encodes a frame size of its own and looks only at the ffmpeg encoding it.
+    const [format, size] =
+      backend === 'pglite'
+        ? [{ resolution: '1080p', aspectRatio: '16:9', durationSeconds: 5 }, '1920x1080']
+        : [{ resolution: '720p', aspectRatio: '9:16', durationSeconds: 10 }, '720x1280'];
     const res = await submit(t.url, apiKey, 'Video', {
       modelId: 'mdl_atelier-motion',
       prompt: 'a long slow night',
-      resolution: '1080p',
-      durationSeconds: 5,
+      ...format,
     });
     const { taskId } = res.body.data!.generateVideo!;
     await waitForTask(t.url, apiKey, taskId, (task) => task.status === 'running');
     // Let the encoder start.
     const deadline = Date.now() + 5000;
-    while ((await ffmpegChildren()).length === 0 && Date.now() < deadline) await sleep(50);
-    assert.ok((await ffmpegChildren()).length > 0, 'ffmpeg is running');
+    while ((await ffmpegChildren(size)).length === 0 && Date.now() < deadline) await sleep(50);
+    assert.ok((await ffmpegChildren(size)).length > 0, 'ffmpeg is running');
     const cancelled = await gqlOk<{ cancelTask: { finishCode: number } }>(
       t.url,
       apiKey,
@@ -361,8 +367,8 @@ describeEachBackend('speech, video and talking avatars over HTTP', (backend) => 
     );
     assert.equal(cancelled.cancelTask.finishCode, FinishCode.Cancelled);
     const gone = Date.now() + 3000;
-    while ((await ffmpegChildren()).length > 0 && Date.now() < gone) await sleep(50);
-    assert.deepEqual(await ffmpegChildren(), [], 'no ffmpeg left behind');
+    while ((await ffmpegChildren(size)).length > 0 && Date.now() < gone) await sleep(50);
+    assert.deepEqual(await ffmpegChildren(size), [], 'no ffmpeg left behind');
     assert.deepEqual(await balances(t.url, apiKey), { standard: 100 });
     const media = await database.db
       .selectFrom('media')
