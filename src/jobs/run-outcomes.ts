@@ -104,7 +104,7 @@ export class RunOutcomes {
           continue;
         }
         if (!isDatabaseUnavailable(error) || this.#o.stopping()) {
-          await this.#discard(media);
+          await this.#discardUnrecorded(media);
           throw error;
         }
         this.#o.outages.report('task outcome not recorded yet; trying again', error, {
@@ -182,10 +182,11 @@ export class RunOutcomes {
   }
 
   /**
-   * Removes the files of a finish that was refused, unless a try before it committed after
-   * all: when the connection broke after the commit and before its answer, the try after it
-   * is refused by the finish it cannot know it made, and those files are the result. When
-   * that cannot be read, the files stay (an orphan file costs disk; a removed one, a result).
+   * Removes the files of a finish that was refused or given up, unless a try of it committed
+   * after all: when the connection broke after the commit and before its answer, the try after
+   * it is refused by the finish it cannot know it made (or the worker stops there), and those
+   * files are the result. When that cannot be read, the files stay (an orphan file costs disk;
+   * a removed one, a result).
    */
   async #discardUnrecorded(media: readonly NewMediaRow[]): Promise<void> {
     if (media.length === 0) return;
