@@ -120,12 +120,13 @@ export async function finishOkThenClaim(
   const finished = rows.find((row) => !row.claimed);
   const next = rows.find((row) => row.claimed);
   return {
-    finished: finished === undefined ? undefined : withoutRole(finished),
-    claimed: next === undefined ? undefined : claimedFrom(withoutRole(next), claimToken),
+    finished: finished === undefined ? undefined : withoutClaimedFlag(finished),
+    claimed: next === undefined ? undefined : claimedFrom(withoutClaimedFlag(next), claimToken),
   };
 }
 
-function withoutRole<T extends { claimed: boolean }>({ claimed: _, ...row }: T) {
+/** A row of `atelier_finish_ok_then_claim` as the task row it carries. */
+function withoutClaimedFlag<T extends { claimed: boolean }>({ claimed: _, ...row }: T) {
   return row;
 }
 
