@@ -41,6 +41,21 @@ export function planDebit(
 }
 
 /**
+ * The debit {@link planDebit} makes whenever the balances cover `amount`, when that debit does
+ * not depend on them: nothing to take, or one category to take it all from (the model's, or
+ * the only one in `order`). Undefined when the balances decide how the debit is split.
+ */
+export function fixedDebit(
+  amount: number,
+  order: readonly string[],
+  category: string | null,
+): readonly DebitPart[] | undefined {
+  if (amount === 0) return [];
+  const eligible = category === null ? order : [category];
+  return eligible.length === 1 ? [{ category: eligible[0]!, amount }] : undefined;
+}
+
+/**
  * The credit categories there are: the ones spent in order (`CREDIT_CATEGORIES`) and the ones a
  * model's pricing draws from. A grant of any other would be spent by nothing.
  */

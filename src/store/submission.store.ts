@@ -23,6 +23,22 @@ export interface Funds {
   readonly balances: ReadonlyMap<string, number>;
   /** The submitting credential's limits; undefined when it has none. */
   readonly limits: SpendingLimits | undefined;
+  /** Not read but assumed ({@link assumedFunds}): the submission statement checks them. */
+  readonly assumed?: true;
+}
+
+/**
+ * Funds to plan `debit` from without reading them, saving a round trip: as if each of its
+ * categories held exactly its part and the credential had no limits. A submission planned from
+ * them is written only when the credential has no limits and each category has a balance row
+ * (`insertSubmission`); a balance too small for its part fails the statement as any does.
+ */
+export function assumedFunds(debit: readonly DebitPart[]): Funds {
+  return {
+    balances: new Map(debit.map((d) => [d.category, d.amount])),
+    limits: undefined,
+    assumed: true,
+  };
 }
 
 const fundsOf = prepared(
@@ -92,6 +108,11 @@ export interface NewSubmission {
    * exceeded. Left out: nothing is charged to a credential's limits.
    */
   readonly spending?: SpendingPlan;
+  /**
+   * Planned from {@link assumedFunds}: the statement writes nothing unless the spender (`''`
+   * for none) has no limits and every debited category has a balance row for the account.
+   */
+  readonly assumed?: boolean;
 }
 
 /**
@@ -109,20 +130,35 @@ export interface NewSubmission {
  * A debit larger than its balance makes the whole statement fail on the balance's CHECK
  * (`isOverdrawn`), changing nothing; the caller then plans again. Balances planned from a read
  * without locks are safe this way: the UPDATE subtracts from the row as committed, and a
- * balance row, once created, is never deleted, so every planned debit finds its row.
+ * balance row, once created, is never deleted, so every planned debit finds its row. A
+ * submission planned without a read checks for the rows itself (`assumed`).
+ *
+ * Whether it was written: false only for an `assumed` submission whose check failed.
  */
-export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<void> {
+export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<boolean> {
   const { content, task, debits } = s;
   const spending = s.spending ?? { spender: null, at: null, charges: [] };
   const { charges } = spending;
   const traceContext = task.traceContext ? JSON.stringify(task.traceContext) : null;
+  const categories = debits.map((d) => d.category);
+  // The same checks as planning from a read: no limits to charge, and a row for every debit
+  // (an UPDATE that found none would make the generation free).
   const statement = sql`
-    WITH plan AS (
+    WITH checked AS (
+      SELECT ${s.assumed !== true}::boolean OR (
+        NOT EXISTS (SELECT FROM spending_limits l
+          WHERE l.account_id = ${content.accountId} AND l.spender = ${spending.spender ?? ''})
+        AND (SELECT count(*) FROM credit_balances b
+          WHERE b.account_id = ${content.accountId} AND b.category = ANY(${categories}::text[]))
+          = ${categories.length}::integer
+      ) AS ok
+    ), plan AS (
       SELECT * FROM unnest(
-        ${debits.map((d) => d.category)}::text[],
+        ${categories}::text[],
         ${debits.map((d) => d.amount)}::integer[],
         ${debits.map(() => newId('led'))}::text[]
       ) WITH ORDINALITY AS p(category, amount, ledger_id, n)
+      WHERE (SELECT ok FROM checked)
     ), debited AS (
       UPDATE credit_balances SET amount = credit_balances.amount - plan.amount
       FROM plan
@@ -142,15 +178,17 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
         ${charges.map((c) => c.amount)}::integer[],
         ${charges.map((c) => c.cap)}::integer[]
       ) AS c
+      WHERE (SELECT ok FROM checked)
       ON CONFLICT (account_id, spender, category, period, period_start) DO UPDATE
       SET spent = spending_counters.spent + excluded.spent, cap = excluded.cap
     ), content AS (
       INSERT INTO contents (id, account_id, kind, model_id, input, input_hash, idempotency_key,
         credits_charged, spender, spent_at, webhook_url)
-      VALUES (${content.id}, ${content.accountId}, ${content.kind}, ${content.modelId},
+      SELECT ${content.id}, ${content.accountId}, ${content.kind}, ${content.modelId},
         ${JSON.stringify(content.input)}, ${content.inputHash}, ${content.idempotencyKey},
         ${content.creditsCharged}, ${spending.spender}, ${spending.spender === null ? null : spending.at},
-        ${content.webhookUrl ?? null})
+        ${content.webhookUrl ?? null}
+      WHERE (SELECT ok FROM checked)
       RETURNING id, account_id
     )
     INSERT INTO tasks (id, content_id, account_id, max_attempts, model_id, trace_context, fair_key)
@@ -166,7 +204,8 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
         (SELECT max(q.fair_key) + 1 FROM tasks q
          WHERE q.model_id = ${content.modelId} AND q.account_id = ${content.accountId}
            AND q.status = 'queued'))
-    FROM content`;
+    FROM content
+    RETURNING id`;
   // The same SQL for every submission (each list is one array value): prepared once.
-  await executeNamed(q, statement.compile(q));
+  return (await executeNamed(q, statement.compile(q))).length === 1;
 }

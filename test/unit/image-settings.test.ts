@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtinModels } from '../../src/domain/builtin-catalogue.ts';
-import { planDebit } from '../../src/domain/credits.ts';
+import { fixedDebit, planDebit } from '../../src/domain/credits.ts';
 import { validateImage } from '../../src/domain/kinds/image.kind.ts';
 import type { ImageModel } from '../../src/domain/model.ts';
 import { priceOfSettings } from '../helpers/kinds.ts';
@@ -97,5 +97,30 @@ describe('planning a debit across categories', () => {
       available: 7,
     });
     assert.deepEqual(planDebit(new Map(), 1, ['standard'], null), { ok: false, available: 0 });
+  });
+});
+
+describe('a debit fixed before the balances are read', () => {
+  it('is the plan any balance that covers it gets, when one category pays', () => {
+    const covering = new Map([
+      ['promo', 9],
+      ['standard', 9],
+    ]);
+    for (const [order, category] of [
+      [['standard'], null],
+      [['promo', 'standard'], 'standard'],
+    ] as const) {
+      const fixed = fixedDebit(4, order, category);
+      assert.deepEqual(fixed, [{ category: 'standard', amount: 4 }]);
+      assert.deepEqual(planDebit(covering, 4, order, category), { ok: true, parts: fixed });
+    }
+  });
+
+  it('is nothing for a free model, whatever the order', () => {
+    assert.deepEqual(fixedDebit(0, ['promo', 'standard'], null), []);
+  });
+
+  it('is not fixed when the balances decide the split', () => {
+    assert.equal(fixedDebit(4, ['promo', 'standard'], null), undefined);
   });
 });

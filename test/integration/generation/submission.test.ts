@@ -91,6 +91,18 @@ describeEachBackend('generation submissions: charged once, validated, isolated',
     assert.equal(await contentCount(account.id), 0);
   });
 
+  it('an account never granted credits is refused alike: 130001, nothing charged or created', async () => {
+    // No balance row at all: the submission's statement must not find the debit "done".
+    const { account, apiKey } = await seedAccount(t.app, { credits: {} });
+    for (const attempt of [1, 2]) {
+      const res = await generateImage(t.url, apiKey, sketch);
+      assert.deepEqual(errorCodes(res), ['130001'], `attempt ${attempt}`);
+      const ext = res.body.errors?.[0]?.extensions;
+      assert.deepEqual([ext?.required, ext?.available, ext?.charged], [1, 0, false]);
+    }
+    assert.equal(await contentCount(account.id), 0);
+  });
+
   it('20 concurrent submissions with credits for 10: exactly 10 succeed, balance 0, the ledger agrees', async () => {
     const { account, apiKey } = await seedAccount(t.app, { credits: { standard: 10 } });
     const results = await Promise.all(

@@ -7,7 +7,7 @@ import { newId } from '../../../src/shared/ids.ts';
 import { insertAccount } from '../../../src/store/account.store.ts';
 import { changeBalance, listBalances } from '../../../src/store/credit.store.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { isOverLimit } from '../../../src/store/spending.store.ts';
+import { isOverLimit, setSpendingLimits } from '../../../src/store/spending.store.ts';
 import {
   insertSubmission,
   isOverdrawn,
@@ -228,6 +228,43 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
       .where('account_id', '=', accountId)
       .execute();
     assert.deepEqual(stored, [], 'no content, and so no task');
+  });
+
+  it('a submission planned from assumed funds is written only where a read would allow it', async () => {
+    const assumed = (accountId: string, category: string, spender: string) => ({
+      ...newSubmission(accountId, [{ category, amount: 2 }]),
+      spending: { spender, at: new Date('2011-03-14T10:00:00Z'), charges: [] },
+      assumed: true,
+    });
+    const contentsOf = (accountId: string) =>
+      database.db.selectFrom('contents').select('id').where('account_id', '=', accountId).execute();
+
+    const funded = await newAccount(database, 5);
+    const written = assumed(funded, 'standard', 'key_free');
+    assert.equal(await insertSubmission(database.db, written), true);
+    assert.deepEqual(await listBalances(database.db, funded), [
+      { category: 'standard', amount: 3 },
+    ]);
+    assert.equal((await ledgerOf(database, written.content.id)).length, 1);
+
+    // No balance row for the category: an UPDATE finding none must not make it free.
+    assert.equal(await insertSubmission(database.db, assumed(funded, 'promo', 'key_free')), false);
+    // The credential has limits, which assumed funds did not plan against.
+    const limited = await newAccount(database, 5);
+    const limits = { credits: [], kinds: ['image' as const], modelIds: null };
+    await setSpendingLimits(database.db, limited, 'key_limited', limits, new Date());
+    assert.equal(
+      await insertSubmission(database.db, assumed(limited, 'standard', 'key_limited')),
+      false,
+    );
+    assert.deepEqual(await listBalances(database.db, limited), [
+      { category: 'standard', amount: 5 },
+    ]);
+    assert.deepEqual(await contentsOf(limited), []);
+    assert.deepEqual(await contentsOf(funded), [{ id: written.content.id }]);
+    // Read funds are not checked again: the same submission is written when not assumed.
+    const read = { ...assumed(limited, 'standard', 'key_limited'), assumed: false };
+    assert.equal(await insertSubmission(database.db, read), true);
   });
 });
 
