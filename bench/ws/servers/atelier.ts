@@ -1,5 +1,7 @@
-// Atelier with in-process workers on PGlite, WebSocket caps raised for the benchmark; prints
-// {url, apiKey, pid}. A POST to /bench/trigger is not needed: the client submits a generation.
+// Atelier on PGlite, WebSocket caps raised for the benchmark; prints {url, apiKey, pid}. The client
+// submits a generation; its `queued` update is the one measured. No worker runs it: a worker
+// would add the generation's `running` and `finished` updates to the same fan-out, three
+// updates to the bare server's one, and the next update measured would queue behind them.
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { keepWebAssemblyOnBaseline } from '../../../src/shared/wasm-tiering.ts';
@@ -15,6 +17,7 @@ const config = loadConfig({
     RATE_LIMIT_PER_WINDOW: '0',
     DATA_DIR: '.tmp/bench-ws',
     MODELS: noopModels,
+    WORKER_CONCURRENCY: '0',
   },
   cwd: process.cwd(),
 });

@@ -1,5 +1,5 @@
 // Baseline: a bare graphql-ws server on ws with one subscription fed by an in-memory emitter,
-// and a plain HTTP POST that publishes; prints {url, pid}.
+// and a plain HTTP POST that publishes (`?tick=N`, N the value sent); prints {url, pid}.
 import { EventEmitter, on } from 'node:events';
 import { createServer } from 'node:http';
 import { buildSchema } from 'graphql';
@@ -16,8 +16,8 @@ const roots = {
     },
   },
 };
-const server = createServer((_req, res) => {
-  bus.emit('tick', 1);
+const server = createServer((req, res) => {
+  bus.emit('tick', Number(new URL(req.url ?? '/', 'http://bench').searchParams.get('tick') ?? 1));
   res.end('ok');
 });
 const wss = new WebSocketServer({ server, path: '/graphql' });
