@@ -30,8 +30,9 @@ export interface Funds {
 /**
  * Funds to plan `debit` from without reading them, saving a round trip: as if each of its
  * categories held exactly its part and the credential had no limits. A submission planned from
- * them is written only when the credential has no limits and each category has a balance row
- * (`insertSubmission`); a balance too small for its part fails the statement as any does.
+ * them is written only when the credential has no limits and each category's balance covers
+ * its part (`insertSubmission`); otherwise nothing is written, and no error is raised, so a
+ * refusal for too few credits costs no failed write.
  */
 export function assumedFunds(debit: readonly DebitPart[]): Funds {
   return {
@@ -110,7 +111,7 @@ export interface NewSubmission {
   readonly spending?: SpendingPlan;
   /**
    * Planned from {@link assumedFunds}: the statement writes nothing unless the spender (`''`
-   * for none) has no limits and every debited category has a balance row for the account.
+   * for none) has no limits and every debited category has a balance row covering its part.
    */
   readonly assumed?: boolean;
 }
@@ -131,7 +132,7 @@ export interface NewSubmission {
  * (`isOverdrawn`), changing nothing; the caller then plans again. Balances planned from a read
  * without locks are safe this way: the UPDATE subtracts from the row as committed, and a
  * balance row, once created, is never deleted, so every planned debit finds its row. A
- * submission planned without a read checks for the rows itself (`assumed`).
+ * submission planned without a read checks the rows and their amounts itself (`assumed`).
  *
  * Whether it was written: false only for an `assumed` submission whose check failed.
  */
@@ -141,21 +142,24 @@ export async function insertSubmission(q: Queryable, s: NewSubmission): Promise<
   const { charges } = spending;
   const traceContext = task.traceContext ? JSON.stringify(task.traceContext) : null;
   const categories = debits.map((d) => d.category);
-  // The same checks as planning from a read: no limits to charge, and a row for every debit
-  // (an UPDATE that found none would make the generation free).
+  const amounts = debits.map((d) => d.amount);
+  // The same checks as planning from a read: no limits to charge, and a balance row covering
+  // every debit (an UPDATE that found no row would make the generation free).
   const statement = sql`
     WITH checked AS (
       SELECT ${s.assumed !== true}::boolean OR (
         NOT EXISTS (SELECT FROM spending_limits l
           WHERE l.account_id = ${content.accountId} AND l.spender = ${spending.spender ?? ''})
         AND (SELECT count(*) FROM credit_balances b
-          WHERE b.account_id = ${content.accountId} AND b.category = ANY(${categories}::text[]))
+          JOIN unnest(${categories}::text[], ${amounts}::integer[]) AS d(category, amount)
+            ON d.category = b.category
+          WHERE b.account_id = ${content.accountId} AND b.amount >= d.amount)
           = ${categories.length}::integer
       ) AS ok
     ), plan AS (
       SELECT * FROM unnest(
         ${categories}::text[],
-        ${debits.map((d) => d.amount)}::integer[],
+        ${amounts}::integer[],
         ${debits.map(() => newId('led'))}::text[]
       ) WITH ORDINALITY AS p(category, amount, ledger_id, n)
       WHERE (SELECT ok FROM checked)

@@ -231,8 +231,8 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
   });
 
   it('a submission planned from assumed funds is written only where a read would allow it', async () => {
-    const assumed = (accountId: string, category: string, spender: string) => ({
-      ...newSubmission(accountId, [{ category, amount: 2 }]),
+    const assumed = (accountId: string, category: string, spender: string, amount = 2) => ({
+      ...newSubmission(accountId, [{ category, amount }]),
       spending: { spender, at: new Date('2011-03-14T10:00:00Z'), charges: [] },
       assumed: true,
     });
@@ -249,6 +249,12 @@ describeEachBackend('transactions and the credit ledger', (backend) => {
 
     // No balance row for the category: an UPDATE finding none must not make it free.
     assert.equal(await insertSubmission(database.db, assumed(funded, 'promo', 'key_free')), false);
+    // A balance too small (3 left, 4 asked): refused as not written, not by a failed write.
+    const short = assumed(funded, 'standard', 'key_free', 4);
+    assert.equal(await insertSubmission(database.db, short), false);
+    assert.deepEqual(await listBalances(database.db, funded), [
+      { category: 'standard', amount: 3 },
+    ]);
     // The credential has limits, which assumed funds did not plan against.
     const limited = await newAccount(database, 5);
     const limits = { credits: [], kinds: ['image' as const], modelIds: null };
