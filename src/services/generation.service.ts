@@ -112,8 +112,9 @@ export class GenerationService {
   readonly #deps: GenerationServiceDeps;
   /**
    * Account and credential pairs whose submission from assumed funds was not written (the
-   * credential has limits, or the account lacks a balance row): they read their funds first,
-   * rather than sending a statement that will write nothing. Oldest forgotten first.
+   * credential has limits, or the balance was missing or too small): this process reads their
+   * funds first, rather than sending a statement that may write nothing. Oldest forgotten
+   * first; a pair stays even once the reason is gone, which costs it only the round trip.
    */
   readonly #readFirst = new Set<string>();
 
@@ -233,9 +234,10 @@ export class GenerationService {
     const sending = { started: false };
     const charge = (q: Queryable, fundsOf: FundsSource) =>
       this.#charge(q, actor, request, fundsOf, ids, sending);
-    const assumed = this.#assumedFunds(actor, request);
-    const attempt = () =>
-      charge(db, assumed === undefined ? readFunds : async () => assumed)
+    const attempt = () => {
+      // Asked anew each time: a retry after a limit's race reads first.
+      const assumed = this.#assumedFunds(actor, request);
+      return charge(db, assumed === undefined ? readFunds : async () => assumed)
         .catch((error) => {
           if (!(error instanceof FundsNotAsAssumed)) throw error;
           this.#rememberReadFirst(actor);
@@ -245,6 +247,7 @@ export class GenerationService {
           if (!isOverdrawn(error)) throw error;
           return db.transaction().execute((trx) => charge(trx, lockFunds));
         });
+    };
     const charged = await attempt()
       .catch((error) => {
         if (!isOverLimit(error)) throw error;
