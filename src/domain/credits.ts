@@ -50,7 +50,7 @@ export function fixedDebit(
   order: readonly string[],
   category: string | null,
 ): readonly DebitPart[] | undefined {
-  if (amount === 0) return [];
+  if (amount <= 0) return amount === 0 ? [] : undefined;
   const eligible = category === null ? order : [category];
   return eligible.length === 1 ? [{ category: eligible[0]!, amount }] : undefined;
 }

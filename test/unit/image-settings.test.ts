@@ -122,5 +122,6 @@ describe('a debit fixed before the balances are read', () => {
 
   it('is not fixed when the balances decide the split', () => {
     assert.equal(fixedDebit(4, ['promo', 'standard'], null), undefined);
+    assert.equal(fixedDebit(-1, ['standard'], null), undefined, 'no price is negative');
   });
 });
