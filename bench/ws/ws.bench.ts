@@ -28,6 +28,10 @@ const connections = Number(values.connections);
 const perConnection = Number(values['per-connection']);
 const total = connections * perConnection;
 const updates = Number(values.updates);
+if (!Number.isInteger(updates) || updates < 1) {
+  console.error('--updates must be a whole number, at least 1.');
+  process.exit(2);
+}
 
 type Started = ServerProcess<{ url: string; pid: number; apiKey?: string }>;
 
