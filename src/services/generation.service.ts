@@ -1,37 +1,21 @@
 import type { Actor } from '../domain/actor.ts';
-import { fixedDebit, planDebit } from '../domain/credits.ts';
+import { planDebit } from '../domain/credits.ts';
 import { FinishCode } from '../domain/finish-code.ts';
 import { defaultsOf, kindModule } from '../domain/kinds/kinds.ts';
 import { type GenerationKind, type ModelDefinition, priceOf } from '../domain/model.ts';
-import { spenderOf } from '../domain/spending-limits.ts';
 import type { TaskEvents } from '../events/task-events.ts';
-import type { CreditAmount, Metrics } from '../observability/metrics.ts';
-import { annotate, currentCarrier, inSpan } from '../observability/tracing.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { annotate, inSpan } from '../observability/tracing.ts';
 import { AppError, ErrorCode, invalidInput } from '../shared/errors.ts';
-import { newId } from '../shared/ids.ts';
-import {
-  type ContentRow,
-  findContent,
-  findContentByIdempotencyKey,
-} from '../store/content.store.ts';
 import { listBalances } from '../store/credit.store.ts';
-import type { Db, Queryable } from '../store/database.ts';
-import { databaseSilent, outcomeUnknown } from '../store/database-errors.ts';
-import { isOverLimit } from '../store/spending.store.ts';
-import {
-  assumedFunds,
-  type Funds,
-  insertSubmission,
-  isOverdrawn,
-  lockFunds,
-  readFunds,
-} from '../store/submission.store.ts';
-import { findTask, findTasksOfContents } from '../store/task-queue.store.ts';
+import type { Db } from '../store/database.ts';
+import { findTask } from '../store/task-queue.store.ts';
 import type { CatalogueService } from './catalogue.service.ts';
 import { type TaskView, toTaskView } from './generation-views.ts';
 import type { LibraryService } from './library.service.ts';
 import { referenceChecks } from './reference-checks.ts';
 import type { SpendingLimitService } from './spending-limit.service.ts';
+import { type ChargeRequest, type Submission, SubmissionCharges } from './submission-charges.ts';
 import {
   hashInput,
   newSeed,
@@ -45,12 +29,7 @@ import type { TaskFinisher } from './task-finisher.ts';
 import type { VoiceService } from './voice.service.ts';
 import type { WebhookService } from './webhook.service.ts';
 
-/** The IDs a client keeps after submitting (contract `GenerationSubmission`). */
-export interface Submission {
-  readonly contentId: string;
-  readonly taskId: string;
-  readonly deduplicated: boolean;
-}
+export type { Submission } from './submission-charges.ts';
 
 export interface CostEstimate {
   readonly credits: number;
@@ -78,31 +57,7 @@ export interface GenerationServiceDeps {
 }
 
 /** A validated generation with its model and price, ready to charge and queue. */
-interface Prepared {
-  readonly kind: GenerationKind;
-  readonly model: ModelDefinition;
-  /** The complete input as stored on the content and given to the engine. */
-  readonly settings: object;
-  readonly credits: number;
-}
-
-/** What `#charge` needs besides the prepared generation. */
-type ChargeRequest = Prepared & {
-  idempotencyKey: string | null;
-  webhookUrl: string | null;
-  inputHash: string;
-};
-
-/** Postgres: unique_violation — the idempotency index settled a race between two submissions. */
-const uniqueViolation = '23505';
-
-type FundsSource = (q: Queryable, accountId: string, spender: string | null) => Promise<Funds>;
-
-/** A submission planned from assumed funds was not written: they were not so. */
-class FundsNotAsAssumed extends Error {}
-
-/** How many account and credential pairs {@link GenerationService} remembers as read-first. */
-const readFirstLimit = 10_000;
+type Prepared = Omit<ChargeRequest, 'idempotencyKey' | 'webhookUrl' | 'inputHash'>;
 
 /**
  * Generations of an account: submission (validated, priced, then charged and queued at
@@ -110,16 +65,11 @@ const readFirstLimit = 10_000;
  */
 export class GenerationService {
   readonly #deps: GenerationServiceDeps;
-  /**
-   * Account and credential pairs whose submission from assumed funds was not written (the
-   * credential has limits, or the balance was missing or too small): this process reads their
-   * funds first, rather than sending a statement that may write nothing. Oldest forgotten
-   * first; a pair stays even once the reason is gone, which costs it only the round trip.
-   */
-  readonly #readFirst = new Set<string>();
+  readonly #charges: SubmissionCharges;
 
   constructor(deps: GenerationServiceDeps) {
     this.#deps = deps;
+    this.#charges = new SubmissionCharges({ ...deps, announce: (event) => this.#announce(event) });
   }
 
   /**
@@ -172,14 +122,7 @@ export class GenerationService {
       // Defaults first: a left-out field and its default are the same input on every edge.
       inputHash: hashInput({ ...defaultsOf(kind), ...input }),
     };
-    try {
-      return await this.#submit(actor, request);
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== uniqueViolation || request.idempotencyKey === null)
-        throw error;
-      // Another submission with the same key committed first: answer as if we had come second.
-      return this.#submit(actor, request);
-    }
+    return this.#charges.submit(actor, request);
   }
 
   /**
@@ -214,173 +157,6 @@ export class GenerationService {
       settings: resolved.settings as object,
       credits: priceOf(model, resolved.units),
     };
-  }
-
-  /**
-   * Charges and queues in one statement, planned from the balances as read. When a balance fell
-   * meanwhile (another submission spent it), the statement changes nothing and the submission
-   * is planned again under row locks, where it cannot be overtaken. When a spending limit was
-   * used up meanwhile, planning again answers with that limit's error.
-   *
-   * When the debit does not depend on the balances (one category pays) and no idempotency key
-   * asks for a repeat to be found, the submission is planned from assumed funds instead of a
-   * read, one round trip fewer; the statement itself checks what the read would have, and
-   * writes nothing when they were not so, and the submission is then planned from a read.
-   */
-  async #submit(actor: Actor, request: ChargeRequest): Promise<Submission> {
-    const { db } = this.#deps;
-    // Made before any statement leaves: a submission whose answer is lost is found by them.
-    const ids = { contentId: newId('cnt'), taskId: newId('tsk') };
-    const sending = { started: false };
-    const charge = (q: Queryable, fundsOf: FundsSource) =>
-      this.#charge(q, actor, request, fundsOf, ids, sending);
-    const attempt = () => {
-      // Asked anew each time: a retry after a limit's race reads first.
-      const assumed = this.#assumedFunds(actor, request);
-      return charge(db, assumed === undefined ? readFunds : async () => assumed)
-        .catch((error) => {
-          if (!(error instanceof FundsNotAsAssumed)) throw error;
-          this.#rememberReadFirst(actor);
-          return charge(db, readFunds);
-        })
-        .catch((error) => {
-          if (!isOverdrawn(error)) throw error;
-          return db.transaction().execute((trx) => charge(trx, lockFunds));
-        });
-    };
-    const charged = await attempt()
-      .catch((error) => {
-        if (!isOverLimit(error)) throw error;
-        return attempt().catch((again) => {
-          if (!isOverLimit(again)) throw again;
-          throw new AppError(
-            ErrorCode.InsufficientCredits,
-            'A spending limit of this credential was reached by submissions at the same time.',
-            { reason: 'spending_limit' },
-          );
-        });
-      })
-      .catch(async (error) => {
-        if (!sending.started || !outcomeUnknown(error)) throw error;
-        return { submission: await this.#reconcile(actor, ids, error), debited: [] };
-      });
-    if (charged.debited.length > 0) this.#deps.metrics?.countCredits('debit', charged.debited);
-    if (!charged.submission.deduplicated) {
-      // Not waited for: the submission is committed, and a worker that misses the wake-up
-      // finds the task at its next poll. Events leave in the order published.
-      void this.#announce({ type: 'queued', taskId: charged.submission.taskId });
-    }
-    return charged.submission;
-  }
-
-  /**
-   * The truth about a submission whose answer was lost: the connection broke, or no answer came
-   * in time, after its statement was sent, so it committed or it did not, and only the database
-   * can say. Its content ID existed before the statement left: once the database answers, a
-   * content found means the submission stands, charged once. Anything else — not found, or
-   * still no answer — leaves the outcome unknown, and it is said so (100102, `charged: null`)
-   * with the IDs to reconcile by, never "nothing was charged": PostgreSQL may still be
-   * finishing the statement (at most DATABASE_TIMEOUT_MS, after which it cancels it).
-   */
-  async #reconcile(
-    actor: Actor,
-    ids: { contentId: string; taskId: string },
-    lost: unknown,
-  ): Promise<Submission> {
-    if (!databaseSilent(lost)) {
-      const found = await findContent(this.#deps.db, actor.accountId, ids.contentId).catch(
-        () => undefined,
-      );
-      if (found !== undefined) {
-        await this.#announce({ type: 'queued', taskId: ids.taskId });
-        return { ...ids, deduplicated: false };
-      }
-    }
-    throw new AppError(
-      ErrorCode.IdentityUnavailable,
-      `The database stopped answering while this generation was being submitted, so whether it was submitted and charged is not known. Before resubmitting, read content ${ids.contentId} (getContent): if it is still not found a few seconds from now, nothing was charged. Or resend with the same idempotencyKey, which cannot charge twice.`,
-      { ...ids, charged: null, outcome: 'unknown' },
-      { cause: lost },
-    );
-  }
-
-  /** Funds to plan `request` from without a read, when it may be (see `#submit`). */
-  #assumedFunds(actor: Actor, request: ChargeRequest): Funds | undefined {
-    if (request.idempotencyKey !== null || this.#readFirst.has(readFirstKey(actor))) {
-      return undefined;
-    }
-    const { creditOrder } = this.#deps;
-    const debit = fixedDebit(request.credits, creditOrder, request.model.pricing.category);
-    return debit === undefined ? undefined : assumedFunds(debit);
-  }
-
-  #rememberReadFirst(actor: Actor): void {
-    if (this.#readFirst.size >= readFirstLimit) {
-      this.#readFirst.delete(this.#readFirst.values().next().value!);
-    }
-    this.#readFirst.add(readFirstKey(actor));
-  }
-
-  async #charge(
-    q: Queryable,
-    actor: Actor,
-    request: ChargeRequest,
-    fundsOf: FundsSource,
-    ids: { readonly contentId: string; readonly taskId: string },
-    sending: { started: boolean },
-  ): Promise<{ submission: Submission; debited: readonly CreditAmount[] }> {
-    sending.started = false;
-    const { model, settings, credits, idempotencyKey, inputHash } = request;
-    const funds = await fundsOf(q, actor.accountId, spenderOf(actor.credential));
-    const limits = this.#deps.spending.allowed(actor, model, funds.limits);
-    if (idempotencyKey !== null) {
-      const earlier = await findContentByIdempotencyKey(q, actor.accountId, idempotencyKey);
-      if (earlier !== undefined) {
-        return { submission: await this.#deduplicate(q, earlier, inputHash), debited: [] };
-      }
-    }
-    const plan = planDebit(funds.balances, credits, this.#deps.creditOrder, model.pricing.category);
-    if (!plan.ok) {
-      throw new AppError(
-        ErrorCode.InsufficientCredits,
-        `This generation costs ${credits} credits; ${plan.available} are available.`,
-        { required: credits, available: plan.available, category: model.pricing.category },
-      );
-    }
-    const spending = await this.#deps.spending.plan(q, actor, limits, plan.parts);
-    const { contentId, taskId } = ids;
-    sending.started = true; // from here, a lost answer leaves the outcome unknown
-    const written = await insertSubmission(q, {
-      debits: plan.parts,
-      spending,
-      assumed: funds.assumed === true,
-      content: {
-        id: contentId,
-        accountId: actor.accountId,
-        kind: request.kind,
-        modelId: model.modelId,
-        input: { modelId: model.modelId, ...settings },
-        inputHash,
-        idempotencyKey,
-        creditsCharged: credits,
-        webhookUrl: request.webhookUrl,
-      },
-      task: { id: taskId, maxAttempts: this.#deps.maxAttempts, traceContext: currentCarrier() },
-    });
-    if (!written) throw new FundsNotAsAssumed();
-    return { submission: { contentId, taskId, deduplicated: false }, debited: plan.parts };
-  }
-
-  async #deduplicate(trx: Queryable, earlier: ContentRow, inputHash: string): Promise<Submission> {
-    if (earlier.input_hash !== inputHash) {
-      throw new AppError(
-        ErrorCode.IdempotencyConflict,
-        'This idempotencyKey was used for a different input; use a new key or resend the original input.',
-        { field: 'idempotencyKey', contentId: earlier.id },
-      );
-    }
-    const [task] = await findTasksOfContents(trx, [earlier.id]);
-    return { contentId: earlier.id, taskId: task!.id, deduplicated: true };
   }
 
   /** What a generation would cost, by the same validation and pricing as a submission. */
@@ -439,8 +215,4 @@ export class GenerationService {
 
 function notFound(what: string, id: string, field: string): AppError {
   return new AppError(ErrorCode.NotFound, `No ${what} "${id}" in this account.`, { field });
-}
-
-function readFirstKey(actor: Actor): string {
-  return `${actor.accountId} ${spenderOf(actor.credential) ?? ''}`;
 }
