@@ -77,8 +77,6 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
   let height: number | undefined;
   try {
     ({ width, height } = await sharp(body, { failOn: 'error' }).metadata());
-    // Decoding the whole image catches truncated and corrupt files that have a good header.
-    await sharp(body, { failOn: 'error', limitInputPixels: maxImagePixels ** 2 }).stats();
   } catch {
     return { refused: 'the image cannot be decoded' };
   }
@@ -90,7 +88,31 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
       refused: `the image is ${width}x${height}; each side must be from 16 to ${maxImagePixels} pixels`,
     };
   }
+  try {
+    await decodeToTheEnd(body, width, height, maxImagePixels);
+  } catch {
+    return { refused: 'the image cannot be decoded' };
+  }
   return { width, height, durationMs: null };
+}
+
+/**
+ * Decodes a whole image, which catches truncated and corrupt files that have a good header: the
+ * bottom-right pixel comes last in every format's data (interlaced and progressive ones too), so
+ * producing it reads all of it, and only that one pixel comes back. Not `stats()`: it accepted
+ * a truncated interlaced PNG, and lost the error of a truncated PNG or JPEG when other images
+ * were decoded at the same time (sharp 0.35.5, libvips 8.18.7).
+ */
+async function decodeToTheEnd(
+  body: Buffer,
+  width: number,
+  height: number,
+  maxImagePixels: number,
+): Promise<void> {
+  await sharp(body, { failOn: 'error', limitInputPixels: maxImagePixels ** 2 })
+    .extract({ left: width - 1, top: height - 1, width: 1, height: 1 })
+    .raw()
+    .toBuffer();
 }
 
 /** Decoding the whole audio proves it is readable and measures it. */

@@ -25,7 +25,7 @@ export const pipelineSteps = [
 export type PipelineStep = (typeof pipelineSteps)[number];
 
 /** The methods that end a pipeline, with what they resolve to as the answer. */
-export const pipelineEnds = ['toBuffer', 'metadata', 'stats'] as const;
+export const pipelineEnds = ['toBuffer', 'metadata'] as const;
 export type PipelineEnd = (typeof pipelineEnds)[number];
 
 export interface ImageJob {
