@@ -1,5 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
-import { sharp } from '../shared/sharp.ts';
+import { decodeWhole, sharp } from '../shared/sharp.ts';
 
 /** The kinds an upload may be: what the engines can read. */
 export type UploadKind = 'image' | 'audio';
@@ -89,30 +89,11 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
     };
   }
   try {
-    await decodeToTheEnd(body, width, height, maxImagePixels);
+    await decodeWhole(body, { width, height }, { limitInputPixels: maxImagePixels ** 2 });
   } catch {
     return { refused: 'the image cannot be decoded' };
   }
   return { width, height, durationMs: null };
-}
-
-/**
- * Decodes a whole image, which catches truncated and corrupt files that have a good header: the
- * bottom-right pixel comes last in every format's data (interlaced and progressive ones too), so
- * producing it reads all of it, and only that one pixel comes back. Not `stats()`: it accepted
- * a truncated interlaced PNG, and lost the error of a truncated PNG or JPEG when other images
- * were decoded at the same time (sharp 0.35.5, libvips 8.18.7).
- */
-async function decodeToTheEnd(
-  body: Buffer,
-  width: number,
-  height: number,
-  maxImagePixels: number,
-): Promise<void> {
-  await sharp(body, { failOn: 'error', limitInputPixels: maxImagePixels ** 2 })
-    .extract({ left: width - 1, top: height - 1, width: 1, height: 1 })
-    .raw()
-    .toBuffer();
 }
 
 /** Decoding the whole audio proves it is readable and measures it. */

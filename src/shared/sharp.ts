@@ -67,6 +67,25 @@ function pipeline(job: Omit<ImageJob, 'end' | 'endArgs'>): ImagePipeline {
   return Object.fromEntries([...steps, ...ends]) as ImagePipeline;
 }
 
+/**
+ * Decodes the whole of an image of known dimensions (its header read) and rejects if it cannot,
+ * which catches truncated and corrupt files that have a good header. The bottom-right pixel
+ * comes last in every format's data, interlaced and progressive ones too, so producing it reads
+ * all of it, and only that one pixel comes back from the worker. Not `stats()`: it accepted a
+ * truncated interlaced PNG, and lost the error of a truncated PNG or JPEG when other images were
+ * decoded at the same time (sharp 0.35.5, libvips 8.18.7).
+ */
+export async function decodeWhole(
+  input: Uint8Array,
+  size: { readonly width: number; readonly height: number },
+  options?: Pick<SharpOptions, 'limitInputPixels'>,
+): Promise<void> {
+  await sharp(input, { ...options, failOn: 'error' })
+    .extract({ left: size.width - 1, top: size.height - 1, width: 1, height: 1 })
+    .raw()
+    .toBuffer();
+}
+
 /** Stops the sharp worker (tests, benchmarks); the next image starts a new one. */
 export function closeSharp(): Promise<void> {
   return worker.close();

@@ -7,7 +7,7 @@ import {
   loggedReason,
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
-import { sharp } from '../../shared/sharp.ts';
+import { decodeWhole, sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
@@ -38,15 +38,20 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
     observe: o.observe,
     probe: {
       async image(bytes) {
-        const meta = await sharp(bytes, { failOn: 'error', limitInputPixels: maxImagePixels })
+        const unreadable = (error: Error): never => {
+          throw new RemoteOutputError(`not a readable image (${error.message})`);
+        };
+        const options = { limitInputPixels: maxImagePixels };
+        const meta = await sharp(bytes, { ...options, failOn: 'error' })
           .metadata()
-          .catch((error: Error) => {
-            throw new RemoteOutputError(`not a readable image (${error.message})`);
-          });
+          .catch(unreadable);
         if (meta.width === undefined || meta.height === undefined) {
           throw new RemoteOutputError('an image without dimensions');
         }
-        return { format: meta.format ?? 'unknown', width: meta.width, height: meta.height };
+        const size = { width: meta.width, height: meta.height };
+        // The header is not the image: a truncated output is refused, not stored.
+        await decodeWhole(bytes, size, options).catch(unreadable);
+        return { format: meta.format ?? 'unknown', ...size };
       },
       async media(bytes, signal) {
         const unreadable = (error: Error): never => {

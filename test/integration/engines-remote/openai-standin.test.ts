@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { describeEachBackend } from '../../helpers/backends.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { balances, submitOk, waitForTask } from '../../helpers/generation.ts';
+import { testPicture } from '../../helpers/media.ts';
 import { freePort } from '../../helpers/net.ts';
 import {
   accountWords,
@@ -229,6 +230,16 @@ describeEachBackend('openai-* engines against a protocol stand-in of OpenAI', (b
         /^openai-images \(model gpt-image-1\) at \S+ returned an unusable image: not a readable image/,
       );
       assert.deepEqual(await balances(t.url, garbage.apiKey), { standard: 100 });
+      // A good header over half an image: decoded whole, it is refused, not stored.
+      standin.images = (w, h) =>
+        testPicture(w, h).then((png) => png.subarray(0, Math.floor(png.length / 2)));
+      const truncated = await image('mdl_oa-image', 'truncated');
+      assert.equal(truncated.task.finishCode, FinishCode.EngineFailure);
+      assert.match(
+        await failureAudiences(t, truncated.task, accountWords.unusable),
+        /returned an unusable image: not a readable image \(.*read error/,
+      );
+      assert.deepEqual(await balances(t.url, truncated.apiKey), { standard: 100 });
       standin.images = (w, h) =>
         import('sharp').then(({ default: sharp }) =>
           sharp({ create: { width: w / 2, height: h / 2, channels: 3, background: '#000' } })
