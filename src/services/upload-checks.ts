@@ -1,5 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
-import { decodeWhole, sharp } from '../shared/sharp.ts';
+import { decodeWhole, ImageError, sharp } from '../shared/sharp.ts';
 
 /** The kinds an upload may be: what the engines can read. */
 export type UploadKind = 'image' | 'audio';
@@ -77,7 +77,8 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
   let height: number | undefined;
   try {
     ({ width, height } = await sharp(body, { failOn: 'error' }).metadata());
-  } catch {
+  } catch (error) {
+    if (!(error instanceof ImageError)) throw error;
     return { refused: 'the image cannot be decoded' };
   }
   if (width === undefined || height === undefined) {
@@ -90,7 +91,9 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
   }
   try {
     await decodeWhole(body, { width, height }, { limitInputPixels: maxImagePixels ** 2 });
-  } catch {
+  } catch (error) {
+    // Not the image's fault (the sharp worker failed): the upload is not refused, it fails.
+    if (!(error instanceof ImageError)) throw error;
     return { refused: 'the image cannot be decoded' };
   }
   return { width, height, durationMs: null };

@@ -60,7 +60,7 @@ function pipeline(job: Omit<ImageJob, 'end' | 'endArgs'>): ImagePipeline {
     end,
     async (...endArgs: unknown[]) => {
       const answer = await worker.run({ ...job, end, endArgs });
-      if (!answer.ok) throw new Error(answer.message);
+      if (!answer.ok) throw new ImageError(answer.message);
       return answer.value;
     },
   ]);
@@ -68,12 +68,22 @@ function pipeline(job: Omit<ImageJob, 'end' | 'endArgs'>): ImagePipeline {
 }
 
 /**
- * Decodes the whole of an image of known dimensions (its header read) and rejects if it cannot,
- * which catches truncated and corrupt files that have a good header. The bottom-right pixel
- * comes last in every format's data, interlaced and progressive ones too, so producing it reads
- * all of it, and only that one pixel comes back from the worker. Not `stats()`: it accepted a
- * truncated interlaced PNG, and lost the error of a truncated PNG or JPEG when other images were
- * decoded at the same time (sharp 0.35.5, libvips 8.18.7).
+ * sharp's own refusal, by its message: an image it cannot read, an option it refuses. Anything
+ * else a pipeline rejects with (the worker crashed, out of memory; it was closed) is about this
+ * server, not the image.
+ */
+export class ImageError extends Error {
+  override readonly name = 'ImageError';
+}
+
+/**
+ * Decodes the whole of an image of known dimensions (its header read) and rejects with an
+ * {@link ImageError} if it cannot, which catches truncated and corrupt files that have a good
+ * header. The bottom-right pixel comes last in every format's data, interlaced and progressive
+ * ones too, so producing it reads all of it, and only that one pixel comes back from the
+ * worker. Not `stats()`: it accepted a truncated interlaced PNG, and lost the error of a
+ * truncated PNG or JPEG when other images were decoded at the same time (sharp 0.35.5, libvips
+ * 8.18.7).
  */
 export async function decodeWhole(
   input: Uint8Array,

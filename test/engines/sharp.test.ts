@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { closeSharp, sharp } from '../../src/shared/sharp.ts';
+import { closeSharp, ImageError, sharp } from '../../src/shared/sharp.ts';
 
 after(() => closeSharp());
 
@@ -44,6 +44,20 @@ describe('sharp in a worker process', () => {
     );
     // A failed pipeline is an answer, not a crash: the next one runs.
     assert.equal((await sharp(await png(16, 16)).metadata()).channels, 3);
+  });
+
+  it("tells sharp's refusal of an image (ImageError) from the worker failing", async () => {
+    await assert.rejects(sharp(Buffer.from('not an image')).metadata(), ImageError);
+    // Sent to the worker, then the worker closed under it: rejected, but not as the image's fault.
+    const cutShort = assert.rejects(
+      sharp(await png(64, 64))
+        .raw()
+        .toBuffer(),
+      (error) => error instanceof Error && !(error instanceof ImageError),
+    );
+    await closeSharp();
+    await cutShort;
+    assert.equal((await sharp(await png(16, 16)).metadata()).width, 16, 'a new worker after');
   });
 
   it('never loads libvips into the process that asks', {

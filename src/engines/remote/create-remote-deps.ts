@@ -7,7 +7,7 @@ import {
   loggedReason,
   privateAddressProblem,
 } from '../../shared/public-fetch.ts';
-import { decodeWhole, sharp } from '../../shared/sharp.ts';
+import { decodeWhole, ImageError, sharp } from '../../shared/sharp.ts';
 import type { Ffmpeg } from '../media/ffmpeg.ts';
 import { measureAudio } from '../speech/audio.ts';
 import { type RemoteDeps, RemoteOutputError } from './remote-deps.ts';
@@ -38,8 +38,10 @@ export function createRemoteDeps(o: RemoteDepsOptions): RemoteDeps {
     observe: o.observe,
     probe: {
       async image(bytes) {
+        // The model server's fault only when sharp refused the image, not when its worker failed.
         const unreadable = (error: Error): never => {
-          throw new RemoteOutputError(`not a readable image (${error.message})`);
+          if (!(error instanceof ImageError)) throw error;
+          throw new RemoteOutputError(`not a readable image (${error.message.split('\n')[0]})`);
         };
         const options = { limitInputPixels: maxImagePixels };
         const meta = await sharp(bytes, { ...options, failOn: 'error' })
