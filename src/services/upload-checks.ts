@@ -76,7 +76,11 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
   let width: number | undefined;
   let height: number | undefined;
   try {
-    ({ width, height } = await sharp(body, { failOn: 'error' }).metadata());
+    // The header only: the size is checked below, before anything is decoded, whatever it is.
+    ({ width, height } = await sharp(body, {
+      failOn: 'error',
+      limitInputPixels: false,
+    }).metadata());
   } catch (error) {
     if (!(error instanceof ImageError)) throw error;
     return { refused: 'the image cannot be decoded' };

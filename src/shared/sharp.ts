@@ -77,23 +77,49 @@ export class ImageError extends Error {
 }
 
 /**
- * Decodes the whole of an image of known dimensions (its header read) and rejects with an
- * {@link ImageError} if it cannot, which catches truncated and corrupt files that have a good
- * header. The bottom-right pixel comes last in every format's data, interlaced and progressive
- * ones too, so producing it reads all of it, and only that one pixel comes back from the
- * worker. Not `stats()`: it accepted a truncated interlaced PNG, and lost the error of a
- * truncated PNG or JPEG when other images were decoded at the same time (sharp 0.35.5, libvips
- * 8.18.7).
+ * Proves that an image arrived whole and decodes, given its dimensions (its header read):
+ * rejects with an {@link ImageError} otherwise. Producing the bottom-right pixel (only that
+ * pixel comes back from the worker) decodes every byte of the first frame of a PNG, JPEG, WebP
+ * or GIF, interlaced and progressive ones too: libvips cannot make it from the data before it.
+ * Not `stats()`: it accepted a truncated interlaced PNG, and lost the error of a truncated PNG
+ * or JPEG when other images were decoded at the same time (sharp 0.35.5, libvips 8.18.7).
+ *
+ * What a decode cannot see is checked on the bytes: a PNG cut just before its IEND chunk, and a
+ * GIF cut after its first frame, decode without an error, so they must end as their format says.
+ * Later frames of an animated image are not decoded (what uses an image reads its first); a
+ * truncated animated WebP fails on its container's length.
  */
 export async function decodeWhole(
   input: Uint8Array,
   size: { readonly width: number; readonly height: number },
   options?: Pick<SharpOptions, 'limitInputPixels'>,
 ): Promise<void> {
+  const cut = missingEnd(input);
+  if (cut !== null) throw new ImageError(cut);
   await sharp(input, { ...options, failOn: 'error' })
     .extract({ left: size.width - 1, top: size.height - 1, width: 1, height: 1 })
     .raw()
     .toBuffer();
+}
+
+const pngSignature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** A PNG's last chunk, whole: no data, its type, its CRC (PNG specification, 11.2.5). */
+const pngEnd = Buffer.from([0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
+const gifSignature = Buffer.from('GIF8', 'latin1');
+/** A GIF's trailer, its last byte (GIF89a, section 27). */
+const gifTrailer = 0x3b;
+
+/** Why the bytes of a PNG or GIF cannot be whole, or null. */
+function missingEnd(input: Uint8Array): string | null {
+  const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  // Anywhere after the signature, not only last: some writers add bytes after it.
+  if (bytes.subarray(0, 8).equals(pngSignature) && bytes.lastIndexOf(pngEnd) < 8) {
+    return 'the PNG has no IEND chunk: it was cut short';
+  }
+  if (bytes.subarray(0, 4).equals(gifSignature) && bytes.at(-1) !== gifTrailer) {
+    return 'the GIF does not end with its trailer: it was cut short';
+  }
+  return null;
 }
 
 /** Stops the sharp worker (tests, benchmarks); the next image starts a new one. */
