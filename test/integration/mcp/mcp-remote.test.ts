@@ -81,8 +81,19 @@ describe('mcp-remote, as Claude Desktop and Cursor run it (issue 18)', {
     });
     const stderr = lines(transport.stderr as Readable);
     const client = new Client({ name: 'desktop-app', version: '1.0.0' });
-    const connected = client.connect(transport, { timeout: 120_000 });
-    return { client, connected, stderr };
+    // mcp-remote ending early says why on its stderr: the failure carries it.
+    const connected = client.connect(transport, { timeout: 120_000 }).catch((error: Error) => {
+      throw new Error(`mcp-remote ended: ${error.message}\n${stderr.seen.join('\n')}`);
+    });
+    // Awaited by each test, or not if it failed before: never an unhandled rejection.
+    connected.catch(() => {});
+    /** The first line of mcp-remote's stderr that matches, or its failure if it ends first. */
+    const firstLine = (pattern: RegExp) =>
+      Promise.race([
+        stderr.first(pattern),
+        connected.then(() => assert.fail(`connected before printing ${pattern}`)),
+      ]);
+    return { client, connected, stderr, firstLine };
   };
 
   it('pins the mcp-remote that package.json installs, with the built-in client ID', async () => {
@@ -105,9 +116,9 @@ describe('mcp-remote, as Claude Desktop and Cursor run it (issue 18)', {
   });
 
   it('signs in in the browser, then lists tools, generates, sees progress and downloads', async () => {
-    const { client, connected, stderr } = await startMcpRemote();
+    const { client, connected, firstLine } = await startMcpRemote();
     try {
-      const authorizeUrl = await stderr.first(/^https?:\/\/\S+\/oauth\/authorize\?/);
+      const authorizeUrl = await firstLine(/^https?:\/\/\S+\/oauth\/authorize\?/);
       const asked = new URL(authorizeUrl);
       assert.equal(asked.searchParams.get('client_id'), 'atelier-local-tools');
       assert.equal(asked.searchParams.get('resource'), `${t.url}/mcp`);
