@@ -15,6 +15,7 @@ import {
   mouthFromPhonemes,
   phonemeOpenness,
 } from '../../src/engines/speech/mouth.ts';
+import { settledThisTurn } from '../helpers/settled.ts';
 
 const noAbort = new AbortController().signal;
 const hello = 'Hello world, how are you';
@@ -136,14 +137,7 @@ describe('synthesize', () => {
     controller.abort(reason);
     // At once: before the event loop's next turn, so before anything from the worker (its
     // answer, its exit) could have arrived.
-    const settled = await Promise.race([
-      running.then(
-        () => 'finished',
-        (error: unknown) => error,
-      ),
-      new Promise((resolve) => setImmediate(() => resolve('still running'))),
-    ]);
-    assert.equal(settled, reason);
+    assert.equal(await settledThisTurn(running), reason);
     const again = await say('Still here.', { voice: 'de' });
     assert.ok(durationMs(again) > 300);
   });

@@ -10,6 +10,7 @@ import { renderImageToVideo } from '../../src/engines/video/image-to-video.ts';
 import { renderTextToVideo } from '../../src/engines/video/text-to-video.ts';
 import type { RenderContext, VideoJob } from '../../src/engines/video/video-job.ts';
 import { cutWavBelow, readWavLayout } from '../../src/engines/video/wav.ts';
+import { settledThisTurn } from '../helpers/settled.ts';
 
 const ffmpeg = Ffmpeg.resolve();
 
@@ -173,14 +174,7 @@ describe('text-to-video', () => {
     assert.equal((await ffmpegChildren()).length, 1, 'ffmpeg runs before the abort');
     controller.abort(reason);
     // At once: before the event loop's next turn, so before ffmpeg's exit could be seen.
-    const settled = await Promise.race([
-      render.then(
-        () => 'finished',
-        (error: unknown) => error,
-      ),
-      new Promise((resolve) => setImmediate(() => resolve('still running'))),
-    ]);
-    assert.equal(settled, reason);
+    assert.equal(await settledThisTurn(render), reason);
     let children = await ffmpegChildren();
     for (let i = 0; i < 20 && children.length > 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
