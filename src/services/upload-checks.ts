@@ -73,18 +73,18 @@ type Measured = Pick<Inspected, 'width' | 'height' | 'durationMs'> | { readonly 
 
 async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured> {
   const { maxImagePixels } = limits;
-  let width: number | undefined;
-  let height: number | undefined;
-  try {
-    // The header only: the size is checked below, before anything is decoded, whatever it is.
-    ({ width, height } = await sharp(body, {
-      failOn: 'error',
-      limitInputPixels: false,
-    }).metadata());
-  } catch (error) {
-    if (!(error instanceof ImageError)) throw error;
-    return { refused: 'the image cannot be decoded' };
-  }
+  const undecodable = { refused: 'the image cannot be decoded' } as const;
+  // Only sharp's refusal is the image's fault; a failing sharp worker fails the upload instead.
+  const refuseIfImageError = (error: unknown) => {
+    if (error instanceof ImageError) return undecodable;
+    throw error;
+  };
+  // The header only: the size is checked below, before anything is decoded, whatever it is.
+  const header = await sharp(body, { failOn: 'error', limitInputPixels: false })
+    .metadata()
+    .catch(refuseIfImageError);
+  if ('refused' in header) return header;
+  const { width, height } = header;
   if (width === undefined || height === undefined) {
     return { refused: 'the image has no dimensions' };
   }
@@ -93,14 +93,11 @@ async function checkImage(body: Buffer, limits: ContentLimits): Promise<Measured
       refused: `the image is ${width}x${height}; each side must be from 16 to ${maxImagePixels} pixels`,
     };
   }
-  try {
-    await decodeWhole(body, { width, height }, { limitInputPixels: maxImagePixels ** 2 });
-  } catch (error) {
-    // Not the image's fault (the sharp worker failed): the upload is not refused, it fails.
-    if (!(error instanceof ImageError)) throw error;
-    return { refused: 'the image cannot be decoded' };
-  }
-  return { width, height, durationMs: null };
+  const limitInputPixels = maxImagePixels ** 2;
+  const refused = await decodeWhole(body, { width, height }, { limitInputPixels }).catch(
+    refuseIfImageError,
+  );
+  return refused ?? { width, height, durationMs: null };
 }
 
 /** Decoding the whole audio proves it is readable and measures it. */
